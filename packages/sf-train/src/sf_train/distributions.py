@@ -1,0 +1,116 @@
+"""Categorical action distributions for Discrete, MultiDiscrete and Tuple-of-Discrete spaces.
+
+All three are handled as a product of independent categoricals over one flat logits vector
+split into ``nvec`` groups, so the model's actor head is a single linear layer of
+``sum(nvec)`` outputs whatever the space. Doom's composite actions (move x turn x attack) are
+MultiDiscrete or Tuple spaces; plain scenarios use Discrete.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import Tensor
+
+__all__ = ["ActionDistribution"]
+
+
+class ActionDistribution:
+    """Maps batched logits to actions, log-probs and entropies for one action space.
+
+    Actions are ``int64`` tensors of shape ``[N]`` for Discrete and ``[N, K]`` for MultiDiscrete
+    and Tuple (``K`` sub-actions); values include the space's ``start`` offsets, so they can be
+    sent to the env as they are. Logits have shape ``[N, num_logits]``; any leading shape
+    (e.g. ``[T, B]``) works in place of ``N``.
+
+    Example:
+        >>> dist = ActionDistribution(spaces.MultiDiscrete([3, 2]))
+        >>> logits = torch.zeros(5, dist.num_logits)
+        >>> dist.sample(logits).shape
+        torch.Size([5, 2])
+    """
+
+    nvec: tuple[int, ...]
+    """Number of choices of each sub-action."""
+    num_logits: int
+    """Width of the logits vector, ``sum(nvec)``."""
+    action_shape: tuple[int, ...]
+    """Shape of one action: ``()`` for Discrete, ``(K,)`` otherwise."""
+
+    def __init__(self, space: spaces.Space) -> None:
+        if isinstance(space, spaces.Discrete):
+            nvec, starts, self.action_shape = [int(space.n)], [int(space.start)], ()
+        elif isinstance(space, spaces.MultiDiscrete):
+            if space.nvec.ndim != 1:
+                raise ValueError(
+                    f"MultiDiscrete with nvec of shape {space.nvec.shape} is not supported; "
+                    "flatten it to a 1-D nvec"
+                )
+            nvec = [int(n) for n in space.nvec]
+            starts = [int(s) for s in np.broadcast_to(space.start, space.nvec.shape)]
+            self.action_shape = (len(nvec),)
+        elif isinstance(space, spaces.Tuple) and all(
+            isinstance(s, spaces.Discrete) for s in space.spaces
+        ):
+            nvec = [int(s.n) for s in space.spaces]
+            starts = [int(s.start) for s in space.spaces]
+            self.action_shape = (len(nvec),)
+        else:
+            raise TypeError(
+                f"unsupported action space {space}: use Discrete, MultiDiscrete or a Tuple of "
+                "Discrete spaces"
+            )
+        self.nvec = tuple(nvec)
+        self.num_logits = sum(nvec)
+        self._starts = torch.tensor(starts, dtype=torch.int64)
+
+    def _log_softmax(self, logits: Tensor) -> list[Tensor]:
+        if logits.shape[-1] != self.num_logits:
+            raise ValueError(
+                f"logits have {logits.shape[-1]} entries in the last dimension but the action "
+                f"space needs {self.num_logits} (nvec={self.nvec})"
+            )
+        return [torch.log_softmax(g, dim=-1) for g in torch.split(logits, self.nvec, dim=-1)]
+
+    def _pack(self, indices: list[Tensor]) -> Tensor:
+        actions = torch.stack(indices, dim=-1) + self._starts.to(indices[0].device)
+        return actions.squeeze(-1) if self.action_shape == () else actions
+
+    def _unpack(self, actions: Tensor) -> list[Tensor]:
+        actions = actions.long()
+        if self.action_shape == ():
+            actions = actions.unsqueeze(-1)
+        indices = actions - self._starts.to(actions.device)
+        return list(indices.unbind(-1))
+
+    def sample(self, logits: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """Samples one action per row of ``logits`` (Gumbel-max, no grad)."""
+        with torch.no_grad():
+            indices = []
+            for log_p in self._log_softmax(logits):
+                # Gumbel-max: argmax(log p - log E) with E ~ Exp(1) samples from p, any shape.
+                e = torch.empty_like(log_p).exponential_(generator=generator)
+                indices.append(torch.argmax(log_p - torch.log(e), dim=-1))
+        return self._pack(indices)
+
+    def mode(self, logits: Tensor) -> Tensor:
+        """The most likely action per row; for deterministic evaluation."""
+        return self._pack([torch.argmax(g, dim=-1) for g in self._log_softmax(logits)])
+
+    def log_prob(self, logits: Tensor, actions: Tensor) -> Tensor:
+        """Log-probability of ``actions``, summed over sub-actions; shape ``logits.shape[:-1]``."""
+        groups = self._log_softmax(logits)
+        indices = self._unpack(actions)
+        return sum(
+            torch.gather(g, -1, i.unsqueeze(-1)).squeeze(-1)
+            for g, i in zip(groups, indices, strict=True)
+        )
+
+    def entropy(self, logits: Tensor) -> Tensor:
+        """Entropy, summed over the independent sub-actions; shape ``logits.shape[:-1]``."""
+        # Clamping keeps 0 * log(0) at 0 when a logit is -inf (a masked action).
+        return sum(
+            -(g.exp() * g.clamp(min=torch.finfo(g.dtype).min)).sum(-1)
+            for g in self._log_softmax(logits)
+        )

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import pytest
+import torch
+from gymnasium import spaces
+from torch.distributions import Categorical
+
+from sf_train.distributions import ActionDistribution
+
+SPACES = {
+    "discrete": spaces.Discrete(5),
+    "discrete_start": spaces.Discrete(4, start=-1),
+    "multidiscrete": spaces.MultiDiscrete([3, 2, 4]),
+    "tuple": spaces.Tuple([spaces.Discrete(3), spaces.Discrete(2, start=1)]),
+}
+
+
+def reference(space, logits):
+    """One torch Categorical per sub-action, with the space's start offsets."""
+    if isinstance(space, spaces.Discrete):
+        return [(Categorical(logits=logits), int(space.start))]
+    subs = (
+        [spaces.Discrete(int(n)) for n in space.nvec]
+        if isinstance(space, spaces.MultiDiscrete)
+        else space.spaces
+    )
+    out, i = [], 0
+    for s in subs:
+        out.append((Categorical(logits=logits[..., i : i + s.n]), int(s.start)))
+        i += s.n
+    return out
+
+
+@pytest.mark.parametrize("name", list(SPACES))
+def test_log_prob_entropy_and_sampling_match_torch(name):
+    space = SPACES[name]
+    dist = ActionDistribution(space)
+    logits = torch.randn(3, 7, dist.num_logits, dtype=torch.float64)
+    actions = dist.sample(logits)
+    assert actions.shape == (3, 7, *dist.action_shape)
+    assert actions.dtype == torch.int64
+    for a in actions.reshape(-1, *dist.action_shape).numpy():
+        assert space.contains(tuple(a) if isinstance(space, spaces.Tuple) else a)
+
+    refs = reference(space, logits)
+    cols = [actions] if dist.action_shape == () else list(actions.unbind(-1))
+    expected_lp = sum(c.log_prob(a - s) for (c, s), a in zip(refs, cols, strict=True))
+    expected_h = sum(c.entropy() for c, _ in refs)
+    torch.testing.assert_close(dist.log_prob(logits, actions), expected_lp)
+    torch.testing.assert_close(dist.entropy(logits), expected_h)
+    mode = dist.mode(logits)
+    assert mode.shape == actions.shape
+
+
+def test_sampling_follows_the_probabilities():
+    dist = ActionDistribution(spaces.Discrete(3))
+    logits = torch.log(torch.tensor([0.7, 0.2, 0.1])).expand(20000, 3)
+    counts = torch.bincount(dist.sample(logits), minlength=3).double() / 20000
+    expected = torch.tensor([0.7, 0.2, 0.1], dtype=torch.float64)
+    torch.testing.assert_close(counts, expected, atol=0.02, rtol=0)
+
+
+def test_entropy_is_finite_with_masked_logits():
+    dist = ActionDistribution(spaces.Discrete(3))
+    logits = torch.tensor([[0.0, 0.0, -float("inf")]])
+    assert dist.entropy(logits).item() == pytest.approx(torch.log(torch.tensor(2.0)).item())
+
+
+def test_errors_name_the_fix():
+    with pytest.raises(TypeError, match="Discrete, MultiDiscrete or a Tuple"):
+        ActionDistribution(spaces.Box(0, 1, (2,)))
+    dist = ActionDistribution(spaces.MultiDiscrete([2, 2]))
+    with pytest.raises(ValueError, match="needs 4"):
+        dist.entropy(torch.zeros(1, 5))
