@@ -1,1 +1,30 @@
-"""sf_envs."""
+"""sf_envs: fast single- and multi-agent ViZDoom environments.
+
+Importing the package registers one gymnasium id per scenario, e.g. ``sf/DoomBasic-v0``.
+"""
+
+from __future__ import annotations
+
+from sf_envs.env import ClosedEnvError, DoomEnv
+from sf_envs.game import DoomCore
+from sf_envs.options import DoomOptions
+from sf_envs.registration import env_ids, make, register_envs
+from sf_envs.scenarios import SCENARIOS, Scenario, get_scenario, scenario_names
+
+__all__ = [
+    "SCENARIOS",
+    "ClosedEnvError",
+    "DoomCore",
+    "DoomEnv",
+    "DoomOptions",
+    "Scenario",
+    "env_ids",
+    "get_scenario",
+    "make",
+    "register_envs",
+    "scenario_names",
+]
+
+__version__ = "0.1.0"
+
+register_envs()

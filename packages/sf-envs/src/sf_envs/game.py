@@ -1,0 +1,148 @@
+"""One ViZDoom game plus preprocessing, writing observations straight into caller buffers.
+
+:class:`DoomCore` is the engine-facing heart shared by the gymnasium env and the vector engine's
+workers: the caller owns the output buffers (for workers, shared memory), so stepping allocates
+nothing and copies each frame once, from ViZDoom's screen buffer through the numba kernels.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import vizdoom
+
+from sf_envs.options import DoomOptions
+from sf_envs.preprocess import FrameStack, Resizer, rgb_to_gray
+from sf_envs.scenarios import COMMON_GAME_VARIABLES, Scenario, get_scenario
+
+__all__ = ["DoomCore", "create_game"]
+
+
+def create_game(
+    scenario: Scenario, options: DoomOptions, workdir: str, variables: tuple[str, ...]
+) -> vizdoom.DoomGame:
+    """Configures (but does not start) a headless DoomGame for a single-player scenario."""
+    game = vizdoom.DoomGame()
+    game.load_config(scenario.config_path)
+    game.set_doom_config_path(os.path.join(workdir, "_vizdoom.ini"))
+    game.set_window_visible(False)
+    game.set_sound_enabled(False)
+    game.set_mode(vizdoom.Mode.PLAYER)
+    game.set_screen_format(vizdoom.ScreenFormat.CRCGCB)
+    game.set_screen_resolution(getattr(vizdoom.ScreenResolution, options.resolution_mode))
+    game.set_available_buttons([getattr(vizdoom.Button, b) for b in scenario.buttons])
+    game.set_available_game_variables([getattr(vizdoom.GameVariable, v) for v in variables])
+    game.set_episode_timeout(scenario.episode_timeout)
+    return game
+
+
+class DoomCore:
+    """A single-player Doom game stepped with frame skip, observations written into buffers.
+
+    Args:
+        scenario: A :class:`~sf_envs.scenarios.Scenario` or its name.
+        options: Frame skip, sizes and the rest; validated by the caller.
+        workdir: Folder for ViZDoom's ini file; a private temporary folder when None.
+
+    The output buffers passed to :meth:`reset` and :meth:`step` must have shape
+    :attr:`obs_shape` (uint8) and, with measurements, ``(len(measurement_names),)`` float32.
+    """
+
+    def __init__(
+        self, scenario: Scenario | str, options: DoomOptions, workdir: str | None = None
+    ) -> None:
+        self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
+        self.options = options
+        self._own_workdir = workdir is None
+        self.workdir = tempfile.mkdtemp(prefix="sf_vizdoom_") if workdir is None else workdir
+        self.variable_names: tuple[str, ...] = tuple(
+            dict.fromkeys(COMMON_GAME_VARIABLES + self.scenario.measurements)
+        )
+        self.measurement_index = np.array(
+            [self.variable_names.index(m) for m in self.scenario.measurements], dtype=np.intp
+        )
+        self.game = create_game(self.scenario, options, self.workdir, self.variable_names)
+        self.game.init()
+        self._buttons = [
+            [float(b in action) for b in self.scenario.buttons] for action in self.scenario.actions
+        ]
+        width, height = options.resolution
+        out_w, out_h = options.obs_size
+        self._resize = Resizer((height, width), (out_h, out_w), options.interpolation)
+        frame_channels = 1 if options.grayscale else 3
+        self._frame = np.empty((frame_channels, out_h, out_w), dtype=np.uint8)
+        self._rgb = np.empty((3, out_h, out_w), dtype=np.uint8) if options.grayscale else None
+        self._stack = (
+            FrameStack(options.frame_stack, self._frame.shape) if options.frame_stack > 1 else None
+        )
+        #: Latest values of :attr:`variable_names`, refreshed every step (float64, engine order).
+        self.variables = np.zeros(len(self.variable_names), dtype=np.float64)
+        self.last_screen: np.ndarray | None = None
+        self.episode_return = 0.0
+        self.episode_length = 0
+
+    @property
+    def num_actions(self) -> int:
+        return len(self._buttons)
+
+    @property
+    def obs_shape(self) -> tuple[int, int, int]:
+        return self.options.obs_shape
+
+    @property
+    def measurement_names(self) -> tuple[str, ...]:
+        return self.scenario.measurements
+
+    def reset(self, seed: int | None, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
+        """Starts a new episode (seeded when ``seed`` is given) and writes its first observation."""
+        if seed is not None:
+            self.game.set_seed(int(seed) % (2**31))
+        self.game.new_episode()
+        self.episode_return = 0.0
+        self.episode_length = 0
+        self._observe(obs_out, meas_out, first=True)
+
+    def step(
+        self, action: int, obs_out: np.ndarray, meas_out: np.ndarray | None
+    ) -> tuple[float, bool, bool]:
+        """Repeats ``action`` for ``frame_skip`` tics; returns ``(reward, terminated, truncated)``.
+
+        At the end of an episode ViZDoom has no state any more: ``obs_out`` then keeps the last
+        real frame (never zeros) and the variables keep their last values.
+        """
+        reward = self.game.make_action(self._buttons[action], self.options.frame_skip)
+        reward *= self.scenario.reward_scale
+        self.episode_return += reward
+        self.episode_length += 1
+        if self.game.is_episode_finished():
+            truncated = self.game.is_episode_timeout_reached()
+            return reward, not truncated, truncated
+        self._observe(obs_out, meas_out, first=False)
+        return reward, False, False
+
+    def _observe(self, obs_out: np.ndarray, meas_out: np.ndarray | None, first: bool) -> None:
+        state = self.game.get_state()
+        screen = state.screen_buffer
+        self.last_screen = screen
+        self.variables[:] = state.game_variables
+        if meas_out is not None:
+            meas_out[:] = self.variables[self.measurement_index]
+        frame = self._frame if self._stack is not None else obs_out
+        if self._rgb is not None:
+            rgb_to_gray(self._resize(screen, self._rgb), frame)
+        else:
+            self._resize(screen, frame)
+        if self._stack is not None:
+            (self._stack.reset if first else self._stack.push)(frame, obs_out)
+
+    def close(self) -> None:
+        """Stops the engine and removes the private working folder. Idempotent."""
+        if self.game is not None:
+            self.game.close()
+            self.game = None
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self._own_workdir = False
