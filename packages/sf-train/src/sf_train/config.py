@@ -1,0 +1,373 @@
+"""Typed trainer configuration: dataclasses, validation and JSON persistence.
+
+The defaults target CPU training of ``sf/DoomBasic-v0`` on a 2-core machine, where the
+network's forward and backward passes, not the envs, bound the speed (see MEASUREMENTS.md:
+a 1x36x64 grayscale input with conv 16/32 and FC 256 sustains ~8k env frames/s of model compute
+against ~1.9k for Sample Factory's default model). :meth:`ModelConfig.large` gives the larger
+Sample Factory model for GPU hosts.
+
+Each field's docstring is its ``--help`` text (see :mod:`sf_train.config_cli`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import tempfile
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+__all__ = [
+    "AlgoConfig",
+    "Config",
+    "ConfigError",
+    "EnvConfig",
+    "ModelConfig",
+    "RunConfig",
+    "config_from_dict",
+    "config_to_dict",
+    "load_config",
+    "resolve_device",
+    "save_config",
+    "validate",
+]
+
+
+class ConfigError(ValueError):
+    """One or more invalid configuration fields; ``errors`` lists each problem and its fix."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = errors
+        lines = "\n".join(f"  - {e}" for e in errors)
+        super().__init__(f"{len(errors)} invalid configuration value(s):\n{lines}")
+
+
+@dataclass
+class EnvConfig:
+    """Which environment to train on and how the vector engine runs it."""
+
+    env: str = "sf/DoomBasic-v0"
+    """Gymnasium id of the environment, e.g. a registered sf-envs Doom scenario."""
+    num_envs: int = 16
+    """Number of environments stepped in parallel; also the number of trajectories per batch."""
+    batch_size: int = 8
+    """Envs returned per recv(); half of num_envs double-buffers (half step while the policy
+    infers on the other half), equal to num_envs is synchronous stepping."""
+    num_workers: int = 2
+    """Worker processes of the vector engine; one per CPU core is a good start."""
+    obs_size: tuple[int, int] = (64, 36)
+    """Observation width and height in pixels; 64x36 keeps the CPU model fast and still shows
+    the targets of the basic scenarios."""
+    grayscale: bool = True
+    """Convert frames to one gray channel; 3x fewer input pixels for the encoder."""
+    frame_skip: int = 4
+    """Game tics per agent step (the action is repeated); frames are counted in tics."""
+
+
+@dataclass
+class ModelConfig:
+    """The actor-critic network: conv encoder, optional measurements MLP and GRU, two heads."""
+
+    conv_channels: tuple[int, ...] = (16, 32)
+    """Output channels of each conv layer (ELU after each). Two small layers fit a 36x64 input
+    and train ~4x faster on a CPU than Sample Factory's 32/64/128."""
+    conv_kernels: tuple[int, ...] = (8, 4)
+    """Kernel size of each conv layer (same length as conv_channels)."""
+    conv_strides: tuple[int, ...] = (4, 2)
+    """Stride of each conv layer (same length as conv_channels); no padding is used."""
+    fc_size: int = 256
+    """Width of the fully connected layer after the conv stack."""
+    measurements_size: int = 64
+    """Width of the MLP over the measurements vector (used when observations have one)."""
+    rnn: bool = True
+    """Use a GRU core, so the policy can remember what left the screen."""
+    rnn_size: int = 128
+    """Hidden size of the GRU core; 128 costs ~15% of CPU training speed over no GRU."""
+    screen_norm: Literal["scale", "running"] = "scale"
+    """How screens are normalised: 'scale' divides by 255, 'running' subtracts a running mean
+    and divides by a running std (one scalar each, saved with the model)."""
+    normalize_measurements: bool = True
+    """Normalise measurements with a running per-entry mean and std, saved with the model."""
+
+    @classmethod
+    def large(cls) -> ModelConfig:
+        """Sample Factory's default Doom model (conv 32/64/128, FC 512, GRU 512), for GPU hosts
+        and larger (e.g. 128x72 RGB) observations."""
+        return cls(
+            conv_channels=(32, 64, 128),
+            conv_kernels=(8, 4, 3),
+            conv_strides=(4, 2, 2),
+            fc_size=512,
+            rnn_size=512,
+        )
+
+
+@dataclass
+class AlgoConfig:
+    """APPO with V-trace: sampling length, loss and optimiser."""
+
+    rollout: int = 32
+    """Trajectory length T; also the GRU's backpropagation-through-time horizon."""
+    gamma: float = 0.99
+    """Discount factor."""
+    learning_rate: float = 3e-4
+    """Adam learning rate; small models tolerate more than Sample Factory's 1e-4."""
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    """Learning-rate schedule: 'constant', or 'linear' decay to 0 at the last frame."""
+    adam_eps: float = 1e-6
+    """Adam epsilon."""
+    num_epochs: int = 1
+    """Passes over each batch; more than 1 reuses samples at the cost of policy lag."""
+    num_minibatches: int = 1
+    """Minibatches per epoch, split along envs so each keeps whole trajectories; must divide
+    num_envs."""
+    clip_ratio: float = 0.1
+    """PPO clipping epsilon: the probability ratio is clipped to [1 - eps, 1 + eps]."""
+    value_clip: float | None = None
+    """Clip the value prediction to within this distance of its sampling-time value; unset
+    disables value clipping."""
+    value_coef: float = 0.5
+    """Weight of the value loss."""
+    entropy_coef: float = 0.003
+    """Weight of the entropy bonus (exploration)."""
+    max_grad_norm: float = 4.0
+    """Clip the global gradient norm to this value."""
+    rho_bar: float = 1.0
+    """V-trace importance-weight truncation; inf disables it."""
+    c_bar: float = 1.0
+    """V-trace trace-coefficient truncation; inf disables it."""
+    max_policy_lag: int = 100
+    """Samples produced more than this many policy versions ago are excluded from the loss."""
+    normalize_advantages: bool = True
+    """Standardise advantages over each minibatch."""
+
+
+@dataclass
+class RunConfig:
+    """Where the run lives, how long it lasts and where it computes."""
+
+    run_dir: str = "runs/default"
+    """Folder of the run: config.json, checkpoints and TensorBoard events."""
+    frames: int = 1_000_000
+    """Environment frames (agent steps x frame_skip) to train for."""
+    device: str = "auto"
+    """'auto' (CUDA when present, else CPU), 'cpu', 'cuda' or 'cuda:N'."""
+    seed: int = 0
+    """Seed for the envs, the weights and the action sampling."""
+    torch_threads: int = 0
+    """Threads for torch's CPU kernels; 0 keeps torch's default (all cores)."""
+    sync: bool = False
+    """Synchronous mode for debugging: sample, then learn, with zero policy lag."""
+
+
+@dataclass
+class Config:
+    """Everything a training run needs; saved as config.json in the run folder."""
+
+    env: EnvConfig = field(default_factory=EnvConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    algo: AlgoConfig = field(default_factory=AlgoConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+
+def _conv_output_size(size: int, kernels: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    for k, s in zip(kernels, strides, strict=True):
+        size = (size - k) // s + 1
+    return size
+
+
+def _validate_env(c: EnvConfig, errors: list[str]) -> None:
+    if c.num_envs < 1:
+        errors.append(f"env.num_envs={c.num_envs}: use at least 1")
+    if not 1 <= c.batch_size <= max(c.num_envs, 1):
+        errors.append(
+            f"env.batch_size={c.batch_size}: use 1..num_envs ({c.num_envs}); "
+            "num_envs / 2 double-buffers"
+        )
+    if not 1 <= c.num_workers <= max(c.num_envs, 1):
+        errors.append(f"env.num_workers={c.num_workers}: use 1..num_envs ({c.num_envs})")
+    if len(c.obs_size) != 2 or min(c.obs_size) < 1:
+        errors.append(f"env.obs_size={c.obs_size}: give positive WIDTH HEIGHT, e.g. 64 36")
+    if c.frame_skip < 1:
+        errors.append(f"env.frame_skip={c.frame_skip}: use at least 1")
+
+
+def _validate_model(c: ModelConfig, env: EnvConfig, errors: list[str]) -> None:
+    lengths = {len(c.conv_channels), len(c.conv_kernels), len(c.conv_strides)}
+    if len(lengths) != 1 or 0 in lengths:
+        errors.append(
+            f"model.conv_channels/conv_kernels/conv_strides have lengths "
+            f"{len(c.conv_channels)}/{len(c.conv_kernels)}/{len(c.conv_strides)}: give one "
+            "entry per conv layer in each (at least one layer)"
+        )
+    elif min(c.conv_channels + c.conv_kernels + c.conv_strides) < 1:
+        errors.append("model.conv_channels/conv_kernels/conv_strides: all entries must be >= 1")
+    elif len(env.obs_size) == 2 and min(env.obs_size) >= 1:
+        out = [_conv_output_size(s, c.conv_kernels, c.conv_strides) for s in env.obs_size]
+        if min(out) < 1:
+            errors.append(
+                f"model.conv_kernels={c.conv_kernels} with conv_strides={c.conv_strides} shrink "
+                f"env.obs_size={env.obs_size} to nothing: use smaller kernels/strides, fewer "
+                "layers or a larger obs_size"
+            )
+    for name in ("fc_size", "measurements_size", "rnn_size"):
+        if getattr(c, name) < 1:
+            errors.append(f"model.{name}={getattr(c, name)}: use at least 1")
+
+
+def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
+    if c.rollout < 1:
+        errors.append(f"algo.rollout={c.rollout}: use at least 1 (32 is typical)")
+    if not 0.0 < c.gamma <= 1.0:
+        errors.append(f"algo.gamma={c.gamma}: use a value in (0, 1], e.g. 0.99")
+    if not c.learning_rate > 0:
+        errors.append(f"algo.learning_rate={c.learning_rate}: use a positive value, e.g. 3e-4")
+    if not c.adam_eps > 0:
+        errors.append(f"algo.adam_eps={c.adam_eps}: use a positive value, e.g. 1e-6")
+    if c.num_epochs < 1:
+        errors.append(f"algo.num_epochs={c.num_epochs}: use at least 1")
+    if c.num_minibatches < 1 or env.num_envs % c.num_minibatches:
+        errors.append(
+            f"algo.num_minibatches={c.num_minibatches}: use a divisor of env.num_envs "
+            f"({env.num_envs}), minibatches are split along envs"
+        )
+    if not 0.0 < c.clip_ratio < 1.0:
+        errors.append(f"algo.clip_ratio={c.clip_ratio}: use a value in (0, 1), e.g. 0.1")
+    if c.value_clip is not None and not c.value_clip > 0:
+        errors.append(f"algo.value_clip={c.value_clip}: use a positive value or leave it unset")
+    for name in ("value_coef", "entropy_coef"):
+        if not getattr(c, name) >= 0:
+            errors.append(f"algo.{name}={getattr(c, name)}: use a value >= 0")
+    for name in ("max_grad_norm", "rho_bar", "c_bar"):
+        if not getattr(c, name) > 0:
+            errors.append(f"algo.{name}={getattr(c, name)}: use a positive value (inf allowed)")
+    if c.max_policy_lag < 0:
+        errors.append(f"algo.max_policy_lag={c.max_policy_lag}: use a value >= 0")
+
+
+def _validate_run(c: RunConfig, errors: list[str]) -> None:
+    if not c.run_dir:
+        errors.append("run.run_dir is empty: name a folder for the run, e.g. runs/basic")
+    if c.frames < 1:
+        errors.append(f"run.frames={c.frames}: use a positive number of frames")
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", c.device):
+        errors.append(f"run.device={c.device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'")
+    if c.torch_threads < 0:
+        errors.append(f"run.torch_threads={c.torch_threads}: use 0 (torch default) or more")
+
+
+def validate(cfg: Config) -> None:
+    """Checks every field and reports all problems at once.
+
+    Raises:
+        ConfigError: Listing each invalid field, its value and how to fix it.
+    """
+    errors: list[str] = []
+    _validate_env(cfg.env, errors)
+    _validate_model(cfg.model, cfg.env, errors)
+    _validate_algo(cfg.algo, cfg.env, errors)
+    _validate_run(cfg.run, errors)
+    if errors:
+        raise ConfigError(errors)
+
+
+def resolve_device(name: str) -> torch.device:
+    """Maps a ``run.device`` value to a torch device; 'auto' picks CUDA when present."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def config_to_dict(cfg: Config) -> dict[str, Any]:
+    """The config as plain JSON-ready data (tuples become lists)."""
+    return dataclasses.asdict(cfg)
+
+
+def _coerce(value: Any, tp: Any, where: str, errors: list[str]) -> Any:
+    """Converts a JSON value to the annotated type, recording a type error when impossible."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (tp,) = [a for a in args if a is not type(None)]
+        return _coerce(value, tp, where, errors)
+    if origin is Literal:
+        if value not in args:
+            errors.append(f"{where}={value!r}: use one of {', '.join(map(repr, args))}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            errors.append(f"{where}={value!r}: expected a list")
+            return value
+        item_types = [args[0]] * len(value) if args[-1] is Ellipsis else list(args)
+        if len(item_types) != len(value):
+            errors.append(f"{where}={value!r}: expected {len(item_types)} entries")
+            return tuple(value)
+        return tuple(_coerce(v, t, where, errors) for v, t in zip(value, item_types, strict=True))
+    if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if tp in (int, str, bool) and type(value) is tp:
+        return value
+    errors.append(f"{where}={value!r}: expected {tp.__name__}")
+    return value
+
+
+def config_from_dict(data: dict[str, Any]) -> Config:
+    """Builds a config from :func:`config_to_dict` output; missing fields keep their defaults.
+
+    Raises:
+        ConfigError: Listing unknown sections or fields and values of the wrong type.
+    """
+    errors: list[str] = []
+    sections = {}
+    hints = typing.get_type_hints(Config)
+    for key in data.keys() - hints.keys():
+        errors.append(f"unknown section {key!r}: use one of {', '.join(hints)}")
+    for name, section_type in hints.items():
+        raw = data.get(name, {})
+        field_types = typing.get_type_hints(section_type)
+        for key in raw.keys() - field_types.keys():
+            errors.append(f"unknown field {name}.{key}: remove it or check its spelling")
+        values = {
+            key: _coerce(raw[key], tp, f"{name}.{key}", errors)
+            for key, tp in field_types.items()
+            if key in raw
+        }
+        sections[name] = section_type(**values)
+    if errors:
+        raise ConfigError(errors)
+    return Config(**sections)
+
+
+def save_config(cfg: Config, path: str | os.PathLike[str]) -> None:
+    """Writes the config as JSON atomically (temp file + rename), so a crash never leaves a
+    half-written config.json behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(config_to_dict(cfg), indent=2, allow_nan=True) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Reads a config written by :func:`save_config` and validates it.
+
+    Raises:
+        ConfigError: If the file holds unknown or invalid fields.
+    """
+    cfg = config_from_dict(json.loads(Path(path).read_text()))
+    validate(cfg)
+    return cfg

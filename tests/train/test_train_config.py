@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+
+import pytest
+import torch
+
+from sf_train.config import (
+    AlgoConfig,
+    Config,
+    ConfigError,
+    EnvConfig,
+    ModelConfig,
+    RunConfig,
+    config_from_dict,
+    load_config,
+    resolve_device,
+    save_config,
+    validate,
+)
+from sf_train.config_cli import add_config_arguments, config_from_args, field_docs
+
+
+def test_defaults_are_valid():
+    validate(Config())
+    validate(Config(model=ModelConfig.large(), env=EnvConfig(obs_size=(128, 72))))
+
+
+def test_validation_reports_every_error_at_once():
+    cfg = Config(
+        env=EnvConfig(num_envs=6, batch_size=0),
+        model=ModelConfig(conv_channels=(16, 32, 64)),
+        algo=AlgoConfig(gamma=1.5, num_minibatches=4, clip_ratio=0.0),
+        run=RunConfig(device="tpu"),
+    )
+    with pytest.raises(ConfigError) as info:
+        validate(cfg)
+    errors = info.value.errors
+    text = str(info.value)
+    for expected in (
+        "env.batch_size=0",
+        "model.conv_channels/conv_kernels/conv_strides have lengths 3/2/2",
+        "algo.gamma=1.5",
+        "algo.num_minibatches=4: use a divisor of env.num_envs (6)",
+        "algo.clip_ratio=0.0",
+        "run.device='tpu'",
+    ):
+        assert any(expected in e for e in errors), expected
+        assert expected in text
+    assert len(errors) == 6
+    assert isinstance(info.value, ValueError)
+
+
+def test_conv_stack_too_deep_for_the_observation_is_reported():
+    cfg = Config(env=EnvConfig(obs_size=(16, 8)))
+    with pytest.raises(ConfigError, match=r"shrink env\.obs_size"):
+        validate(cfg)
+
+
+def test_json_round_trip(tmp_path):
+    cfg = Config(
+        env=EnvConfig(num_envs=4, batch_size=2, obs_size=(32, 24)),
+        model=ModelConfig(conv_channels=(8,), conv_kernels=(4,), conv_strides=(2,), rnn=False),
+        algo=AlgoConfig(rho_bar=math.inf, value_clip=0.2, lr_schedule="linear"),
+        run=RunConfig(run_dir=str(tmp_path / "run")),
+    )
+    path = tmp_path / "run" / "config.json"
+    save_config(cfg, path)
+    assert load_config(path) == cfg
+    assert [p.name for p in path.parent.iterdir()] == ["config.json"]  # no temp files left
+
+
+def test_loading_reports_unknown_and_mistyped_fields():
+    data = dataclasses.asdict(Config())
+    data["algo"]["gama"] = 0.9
+    data["env"]["num_envs"] = "8"
+    data["model"]["screen_norm"] = "zscore"
+    data["extra"] = {}
+    with pytest.raises(ConfigError) as info:
+        config_from_dict(data)
+    assert len(info.value.errors) == 4
+    assert "unknown field algo.gama" in str(info.value)
+
+
+def test_cli_is_generated_from_the_dataclasses():
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser)
+    help_text = " ".join(parser.format_help().split())
+    for section in (EnvConfig, ModelConfig, AlgoConfig, RunConfig):
+        for f in dataclasses.fields(section):
+            assert f"--{f.name.replace('_', '-')}" in help_text
+    assert " ".join(field_docs(AlgoConfig)["gamma"].split()) in help_text
+    assert "V-trace importance-weight truncation; inf disables it." in help_text
+
+    argv = (
+        "--env sf/DoomBasic-v0 --num-envs 4 --batch-size 2 --no-rnn --conv-channels 8 16 "
+        "--obs-size 32 24 --rho-bar inf --value-clip 0.2 --screen-norm running "
+        "--run-dir runs/x --frames 1000"
+    )
+    args = parser.parse_args(argv.split())
+    cfg = config_from_args(args)
+    assert cfg.env == EnvConfig(num_envs=4, batch_size=2, obs_size=(32, 24))
+    assert cfg.model.rnn is False and cfg.model.conv_channels == (8, 16)
+    assert cfg.model.screen_norm == "running"
+    assert cfg.algo.rho_bar == math.inf and cfg.algo.value_clip == 0.2
+    assert cfg.run == RunConfig(run_dir="runs/x", frames=1000)
+    assert config_from_args(parser.parse_args([])) == Config()
+
+
+def test_cli_reports_all_errors():
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser)
+    with pytest.raises(ConfigError) as info:
+        config_from_args(parser.parse_args(["--num-envs", "0", "--gamma", "2"]))
+    assert len(info.value.errors) >= 2
+
+
+def test_every_field_has_a_docstring():
+    for section in (EnvConfig, ModelConfig, AlgoConfig, RunConfig):
+        assert set(field_docs(section)) == {f.name for f in dataclasses.fields(section)}
+
+
+def test_resolve_device():
+    assert resolve_device("cpu") == torch.device("cpu")
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == expected
+
+
+def test_saved_json_is_plain(tmp_path):
+    save_config(Config(), tmp_path / "config.json")
+    data = json.loads((tmp_path / "config.json").read_text())
+    assert data["model"]["conv_channels"] == [16, 32]
