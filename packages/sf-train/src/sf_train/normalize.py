@@ -1,0 +1,63 @@
+"""Running mean / standard deviation, kept as module buffers so it is saved in state_dict."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["RunningMeanStd"]
+
+
+class RunningMeanStd(nn.Module):
+    """Normalises inputs by statistics accumulated over every batch seen so far.
+
+    Batches are merged with the parallel-variance formula of Chan et al. (1979), so the
+    result does not depend on how the data was split into batches. Statistics are float64 to
+    stay exact over millions of samples; :meth:`forward` returns the input's dtype.
+
+    Args:
+        shape: Shape of one normalised entry (``()`` for a single scalar over all values).
+        eps: Added to the variance before the square root, guarding constant inputs.
+        clip: Normalised values are clipped to ``[-clip, clip]`` so outliers cannot
+            saturate the network.
+    """
+
+    mean: Tensor
+    var: Tensor
+    count: Tensor
+
+    def __init__(self, shape: tuple[int, ...] = (), eps: float = 1e-5, clip: float = 5.0) -> None:
+        super().__init__()
+        self.shape = tuple(shape)
+        self.eps = eps
+        self.clip = clip
+        self.register_buffer("mean", torch.zeros(self.shape, dtype=torch.float64))
+        self.register_buffer("var", torch.ones(self.shape, dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+    @torch.no_grad()
+    def update(self, x: Tensor) -> None:
+        """Merges the statistics of ``x`` (any leading shape, trailing ``shape``)."""
+        if tuple(x.shape[x.dim() - len(self.shape) :]) != self.shape:
+            raise ValueError(
+                f"input of shape {tuple(x.shape)} does not end in the normalised shape {self.shape}"
+            )
+        x = x.to(torch.float64).reshape(-1, *self.shape)
+        n = x.shape[0]
+        if n == 0:
+            return
+        batch_mean = x.mean(0)
+        batch_var = x.var(0, unbiased=False)
+        total = self.count + n
+        delta = batch_mean - self.mean
+        self.mean += delta * (n / total)
+        m2 = self.var * self.count + batch_var * n + delta**2 * (self.count * n / total)
+        self.var.copy_(m2 / total)
+        self.count.copy_(total)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Returns ``clip((x - mean) / sqrt(var + eps))`` in ``x``'s floating dtype."""
+        dtype = x.dtype if x.is_floating_point() else torch.float32
+        mean = self.mean.to(dtype)
+        std = torch.sqrt(self.var + self.eps).to(dtype)
+        return torch.clamp((x.to(dtype) - mean) / std, -self.clip, self.clip)

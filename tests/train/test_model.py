@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from sf_train.config import ModelConfig
+from sf_train.model import ActorCritic
+from sf_train.normalize import RunningMeanStd
+
+SCREEN = spaces.Box(0, 255, (1, 36, 64), dtype=np.uint8)
+DICT = spaces.Dict(
+    {"screen": SCREEN, "measurements": spaces.Box(-np.inf, np.inf, (5,), dtype=np.float32)}
+)
+ACTIONS = spaces.MultiDiscrete([3, 2])
+SMALL = ModelConfig(conv_channels=(8, 16), fc_size=32, rnn_size=16, measurements_size=8)
+
+
+def make_obs(space, *lead):
+    screen = torch.randint(0, 256, (*lead, 1, 36, 64), dtype=torch.uint8)
+    if isinstance(space, spaces.Dict):
+        return {"screen": screen, "measurements": torch.randn(*lead, 5)}
+    return screen
+
+
+@pytest.mark.parametrize("rnn", [True, False])
+@pytest.mark.parametrize("space", [SCREEN, DICT], ids=["screen", "dict"])
+def test_forward_shapes(rnn, space):
+    cfg = ModelConfig(**{**SMALL.__dict__, "rnn": rnn})
+    model = ActorCritic(space, ACTIONS, cfg)
+    state = model.initial_state(4)
+    assert state.shape == (4, 16 if rnn else 0)
+    out = model(make_obs(space, 4), state)
+    assert out.logits.shape == (4, 5)
+    assert out.values.shape == (4,)
+    assert out.rnn_state.shape == state.shape
+
+    seq = model.forward_sequence(make_obs(space, 6, 4), state, torch.zeros(6, 4, dtype=torch.bool))
+    assert seq.logits.shape == (6, 4, 5)
+    assert seq.values.shape == (6, 4)
+    assert seq.rnn_state.shape == state.shape
+
+
+@pytest.mark.parametrize("space", [SCREEN, DICT], ids=["screen", "dict"])
+def test_sequence_equals_steps_with_resets(space):
+    model = ActorCritic(space, ACTIONS, SMALL)
+    T, B = 5, 3
+    obs = make_obs(space, T, B)
+    resets = torch.zeros(T, B, dtype=torch.bool)
+    resets[2, 1] = resets[4, 0] = True
+    h = torch.randn(B, 16)
+    seq = model.forward_sequence(obs, h, resets)
+    for t in range(T):
+        step_obs = {k: v[t] for k, v in obs.items()} if isinstance(obs, dict) else obs[t]
+        h = torch.where(resets[t].unsqueeze(-1), torch.zeros_like(h), h)
+        out = model(step_obs, h)
+        h = out.rnn_state
+        torch.testing.assert_close(out.logits, seq.logits[t])
+        torch.testing.assert_close(out.values, seq.values[t])
+    torch.testing.assert_close(h, seq.rnn_state)
+
+
+def test_normalizers_live_in_the_state_dict():
+    cfg = ModelConfig(**{**SMALL.__dict__, "screen_norm": "running"})
+    model = ActorCritic(DICT, spaces.Discrete(3), cfg)
+    model.update_normalizers(make_obs(DICT, 10))
+    state = model.state_dict()
+    for key in ("screen_norm.mean", "screen_norm.var", "measurements_norm.count"):
+        assert key in state
+    clone = ActorCritic(DICT, spaces.Discrete(3), cfg)
+    clone.load_state_dict(state)
+    obs = make_obs(DICT, 2)
+    torch.testing.assert_close(
+        clone(obs, clone.initial_state(2)).logits, model(obs, model.initial_state(2)).logits
+    )
+
+
+def test_running_mean_std_matches_numpy_over_all_batches():
+    rms = RunningMeanStd((3,))
+    data = [np.random.default_rng(i).normal(i, i + 1, (n, 3)) for i, n in enumerate((5, 1, 40))]
+    for x in data:
+        rms.update(torch.tensor(x))
+    full = np.concatenate(data)
+    np.testing.assert_allclose(rms.mean.numpy(), full.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(rms.var.numpy(), full.var(0), rtol=1e-10)
+    assert rms.count.item() == len(full)
+    with pytest.raises(ValueError, match="normalised shape"):
+        rms.update(torch.zeros(4, 2))
+
+
+def test_bad_spaces_and_sizes_raise_with_a_fix():
+    with pytest.raises(ValueError, match="uint8 Box of shape"):
+        ActorCritic(spaces.Box(0, 1, (36, 64), dtype=np.float32), ACTIONS, SMALL)
+    with pytest.raises(ValueError, match="does not fit"):
+        ActorCritic(spaces.Box(0, 255, (1, 8, 8), dtype=np.uint8), ACTIONS, SMALL)
