@@ -1,0 +1,119 @@
+"""The ``sf-envs`` command: list scenarios, record an episode, measure speed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import sf_envs
+from sf_envs.options import DoomOptions
+
+__all__ = ["main"]
+
+console = Console()
+
+
+def _list(_: argparse.Namespace) -> int:
+    table = Table(title="sf Doom scenarios (defaults: frame skip 4, obs 3x72x128 uint8)")
+    for column in ("id", "actions", "episode limit", "description"):
+        table.add_column(column, overflow="fold")
+    frame_skip = DoomOptions().frame_skip
+    for name in sf_envs.scenario_names():
+        scenario = sf_envs.get_scenario(name)
+        actions = ", ".join(scenario.action_name(i) for i in range(len(scenario.actions)))
+        limit = f"{scenario.episode_timeout} tics = {scenario.episode_timeout // frame_skip} steps"
+        table.add_row(
+            scenario.env_id,
+            f"Discrete({len(scenario.actions)}): {actions}",
+            limit,
+            scenario.description,
+        )
+    console.print(table)
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    import imageio.v2 as imageio
+
+    env = sf_envs.make(args.env_id, render_mode="rgb_array")
+    frames = []
+    try:
+        env.reset(seed=args.seed)
+        episode_return, done = 0.0, False
+        while not done and len(frames) < args.max_steps:
+            frames.append(env.render())
+            _, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+            episode_return += reward
+            done = terminated or truncated
+    finally:
+        env.close()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    imageio.mimsave(args.out, frames, duration=1000 / args.fps, loop=0)
+    console.print(
+        f"wrote {args.out}: {len(frames)} frames of a random agent, return {episode_return:.1f}"
+    )
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    env = sf_envs.make(args.env_id, frame_skip=args.frame_skip).unwrapped
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, env.action_space.n, size=args.steps)
+    try:
+        env.reset(seed=0)
+        start = time.perf_counter()
+        for action in actions:
+            _, _, terminated, truncated, _ = env.step(int(action))
+            if terminated or truncated:
+                env.reset()
+        elapsed = time.perf_counter() - start
+    finally:
+        env.close()
+    steps_per_s = args.steps / elapsed
+    console.print(
+        f"{args.env_id}: {steps_per_s:,.0f} steps/s = {steps_per_s * args.frame_skip:,.0f} "
+        f"env frames/s (one process, random actions, frame skip {args.frame_skip}); "
+        "see benchmarks/ for comparisons"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sf-envs", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser(
+        "list", help="print the scenarios with ids, actions and limits"
+    ).set_defaults(run=_list)
+    record = commands.add_parser("record", help="record a random-agent episode as a GIF")
+    record.add_argument("env_id", help="e.g. sf/DoomBasic-v0 (see `sf-envs list`)")
+    record.add_argument("--out", default="episode.gif", help="output GIF path")
+    record.add_argument("--seed", type=int, default=0)
+    record.add_argument("--max-steps", type=int, default=300, help="stop after this many steps")
+    record.add_argument("--fps", type=float, default=8.75, help="GIF frame rate (35 / frame skip)")
+    record.set_defaults(run=_record)
+    bench = commands.add_parser("bench", help="measure one env's steps/s with random actions")
+    bench.add_argument("env_id", nargs="?", default="sf/DoomBasic-v0")
+    bench.add_argument("--steps", type=int, default=2000)
+    bench.add_argument("--frame-skip", type=int, default=4)
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (ValueError, gym.error.Error) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
