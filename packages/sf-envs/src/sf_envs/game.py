@@ -18,7 +18,7 @@ from sf_envs.options import DoomOptions
 from sf_envs.preprocess import FrameStack, Resizer, rgb_to_gray
 from sf_envs.scenarios import COMMON_GAME_VARIABLES, Scenario, get_scenario
 
-__all__ = ["DoomCore", "create_game"]
+__all__ = ["DoomCore", "FramePipeline", "create_game"]
 
 
 def create_game(
@@ -37,6 +37,36 @@ def create_game(
     game.set_available_game_variables([getattr(vizdoom.GameVariable, v) for v in variables])
     game.set_episode_timeout(scenario.episode_timeout)
     return game
+
+
+class FramePipeline:
+    """Resize, optional grayscale and optional frame stack from a ViZDoom screen into a buffer.
+
+    Shared by every core that turns ViZDoom screens into observations (single-player games and
+    each player of a match), so they all produce identical observations for identical options.
+    The scratch frames are allocated once here; a call allocates nothing.
+    """
+
+    def __init__(self, options: DoomOptions) -> None:
+        width, height = options.resolution
+        out_w, out_h = options.obs_size
+        self._resize = Resizer((height, width), (out_h, out_w), options.interpolation)
+        frame_channels = 1 if options.grayscale else 3
+        self._frame = np.empty((frame_channels, out_h, out_w), dtype=np.uint8)
+        self._rgb = np.empty((3, out_h, out_w), dtype=np.uint8) if options.grayscale else None
+        self._stack = (
+            FrameStack(options.frame_stack, self._frame.shape) if options.frame_stack > 1 else None
+        )
+
+    def __call__(self, screen: np.ndarray, obs_out: np.ndarray, first: bool) -> None:
+        """Writes the observation for ``screen`` into ``obs_out``; ``first`` restarts the stack."""
+        frame = self._frame if self._stack is not None else obs_out
+        if self._rgb is not None:
+            rgb_to_gray(self._resize(screen, self._rgb), frame)
+        else:
+            self._resize(screen, frame)
+        if self._stack is not None:
+            (self._stack.reset if first else self._stack.push)(frame, obs_out)
 
 
 class DoomCore:
@@ -69,15 +99,7 @@ class DoomCore:
         self._buttons = [
             [float(b in action) for b in self.scenario.buttons] for action in self.scenario.actions
         ]
-        width, height = options.resolution
-        out_w, out_h = options.obs_size
-        self._resize = Resizer((height, width), (out_h, out_w), options.interpolation)
-        frame_channels = 1 if options.grayscale else 3
-        self._frame = np.empty((frame_channels, out_h, out_w), dtype=np.uint8)
-        self._rgb = np.empty((3, out_h, out_w), dtype=np.uint8) if options.grayscale else None
-        self._stack = (
-            FrameStack(options.frame_stack, self._frame.shape) if options.frame_stack > 1 else None
-        )
+        self._frames = FramePipeline(options)
         #: Latest values of :attr:`variable_names`, refreshed every step (float64, engine order).
         self.variables = np.zeros(len(self.variable_names), dtype=np.float64)
         self.last_screen: np.ndarray | None = None
@@ -130,13 +152,7 @@ class DoomCore:
         self.variables[:] = state.game_variables
         if meas_out is not None:
             meas_out[:] = self.variables[self.measurement_index]
-        frame = self._frame if self._stack is not None else obs_out
-        if self._rgb is not None:
-            rgb_to_gray(self._resize(screen, self._rgb), frame)
-        else:
-            self._resize(screen, frame)
-        if self._stack is not None:
-            (self._stack.reset if first else self._stack.push)(frame, obs_out)
+        self._frames(screen, obs_out, first)
 
     def close(self) -> None:
         """Stops the engine and removes the private working folder. Idempotent."""
