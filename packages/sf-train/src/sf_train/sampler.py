@@ -1,0 +1,261 @@
+"""Drives a vector env through its async ``send``/``recv`` face and fills trajectory batches.
+
+Every ``recv()`` gives a batch of ready envs; one batched forward pass picks all their actions
+and ``send()`` returns them at once, so with ``batch_size < num_envs`` half of the envs step
+while the policy thinks about the other half.
+
+Trajectories are assigned to buffer columns first-come first-served: an env that finishes its
+``T`` steps takes the next free column, in the oldest batch that still has one. A batch is
+handed out when all of its ``B`` columns are complete, so envs of uneven speed never stall
+each other and every batch holds exactly ``B`` whole trajectories.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from sf_train.buffer import TrajectoryBuffer
+from sf_train.model import ActorCritic, Obs
+
+__all__ = ["AsyncVectorEnv", "Rollout", "Sampler"]
+
+
+class AsyncVectorEnv(Protocol):
+    """The EnvPool-style face of the sf-envs engine that the sampler needs."""
+
+    num_envs: int
+    batch_size: int
+    single_observation_space: spaces.Space
+    single_action_space: spaces.Space
+
+    def async_reset(self, seed: int | None = None) -> None: ...
+
+    def recv(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]: ...
+
+    def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None: ...
+
+
+@dataclass
+class Rollout:
+    """A complete batch and what happened while it was sampled.
+
+    Attributes:
+        buffer: The ``[T, B]`` trajectories; give it back with :meth:`Sampler.release`.
+        episode_returns: Returns of the episodes that ended since the previous rollout.
+        episode_lengths: Their lengths in agent steps.
+        env_steps: Agent steps taken (all envs) since the previous rollout.
+    """
+
+    buffer: TrajectoryBuffer
+    episode_returns: np.ndarray
+    episode_lengths: np.ndarray
+    env_steps: int
+
+
+@dataclass
+class _Slot:
+    """A batch being filled: how many columns are handed to envs and how many are complete."""
+
+    buffer: TrajectoryBuffer
+    assigned: int = 0
+    complete: int = 0
+    owners: list[int] = field(default_factory=list)
+
+
+def _copy(obs: Any) -> Any:
+    """A copy of recv() observations, which are only valid until the next env call."""
+    if isinstance(obs, dict):
+        return {k: np.array(v) for k, v in obs.items()}
+    return np.array(obs)
+
+
+def _rows(obs: Any, rows: np.ndarray) -> Obs:
+    """The recv() rows ``rows`` as torch tensors (copies: recv() arrays are views)."""
+    if isinstance(obs, dict):
+        return {k: torch.as_tensor(np.ascontiguousarray(v[rows])) for k, v in obs.items()}
+    return torch.as_tensor(np.ascontiguousarray(obs[rows]))
+
+
+class Sampler:
+    """Fills :class:`TrajectoryBuffer` batches from an async vector env with batched inference.
+
+    Args:
+        venv: The vector env (async face); the sampler calls ``async_reset`` on :meth:`start`.
+        model: The policy; inference runs on ``device`` under ``torch.no_grad``.
+        T: Trajectory length.
+        B: Trajectories per batch; ``venv.num_envs`` is the natural choice.
+        device: Device of the model.
+        num_buffers: Batches in the ring; 3 lets envs run one batch ahead while the learner
+            holds another.
+        generator: Random generator for action sampling (on ``device``), for reproducibility.
+    """
+
+    def __init__(
+        self,
+        venv: AsyncVectorEnv,
+        model: ActorCritic,
+        T: int,
+        B: int,
+        device: torch.device,
+        num_buffers: int = 3,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        self.venv = venv
+        self.model = model
+        self.T, self.B = T, B
+        self.device = device
+        self.generator = generator
+        n = venv.num_envs
+        self._free = deque(
+            TrajectoryBuffer(
+                T, B, venv.single_observation_space, model.action_dist.action_shape, model.rnn_size
+            )
+            for _ in range(num_buffers)
+        )
+        self._filling: list[_Slot] = []
+        self._rnn_state = model.initial_state(n, device)
+        # Where each env writes: its slot (by object), column and step; None before its start.
+        self._slot: list[_Slot | None] = [None] * n
+        self._col = np.zeros(n, dtype=np.int64)
+        self._t = np.zeros(n, dtype=np.int64)
+        self._parked: tuple[Any, np.ndarray] | None = None
+        self._returns: list[np.ndarray] = []
+        self._lengths: list[np.ndarray] = []
+        self._steps = 0
+
+    def start(self, seed: int | None = None) -> None:
+        """Resets all envs (starts them stepping)."""
+        self.venv.async_reset(seed=seed)
+
+    def release(self, buffer: TrajectoryBuffer) -> None:
+        """Returns a batch handed out by :meth:`collect`, once the learner is done with it."""
+        self._free.append(buffer)
+
+    def _assign(self, env_id: int) -> None:
+        for slot in self._filling:
+            if slot.assigned < self.B:
+                break
+        else:
+            if not self._free:
+                raise RuntimeError(
+                    "every trajectory buffer is in use: release() each rollout's buffer after "
+                    "training on it, or raise num_buffers"
+                )
+            slot = _Slot(self._free.popleft())
+            self._filling.append(slot)
+        self._slot[env_id] = slot
+        self._col[env_id] = slot.assigned
+        self._t[env_id] = 0
+        slot.assigned += 1
+
+    def _by_slot(self, env_ids: np.ndarray, rows: np.ndarray) -> list[tuple[_Slot, np.ndarray]]:
+        """Groups recv() rows by the batch their env writes into (vectorised writes per group)."""
+        groups: dict[int, tuple[_Slot, list[int]]] = {}
+        for r in rows:
+            slot = self._slot[env_ids[r]]
+            groups.setdefault(id(slot), (slot, []))[1].append(int(r))
+        return [(slot, np.array(rs)) for slot, rs in groups.values()]
+
+    def _record(self, obs: Any, reward: np.ndarray, done: np.ndarray, env_ids: np.ndarray) -> None:
+        """Stores the results of the envs' previous actions and their new observations."""
+        started = np.array([self._slot[e] is not None for e in env_ids], dtype=bool)
+        for slot, rows in self._by_slot(env_ids, np.flatnonzero(started)):
+            e = env_ids[rows]
+            t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
+            slot.buffer.rewards[t, c] = torch.from_numpy(np.asarray(reward, np.float32)[rows])
+            slot.buffer.dones[t, c] = torch.from_numpy(done[rows])
+            self._t[e] += 1
+            full = rows[self._t[e] == self.T]
+            if len(full):
+                slot.complete += len(full)
+                _write_obs(slot.buffer, self._t[env_ids[full]], self._col[env_ids[full]], obs, full)
+        for e in env_ids[~started | (self._t[env_ids] == self.T)]:
+            self._assign(int(e))
+        if done.any():
+            self._rnn_state[torch.from_numpy(env_ids[done])] = 0.0
+        for slot, rows in self._by_slot(env_ids, np.arange(len(env_ids))):
+            e = env_ids[rows]
+            _write_obs(slot.buffer, self._t[e], self._col[e], obs, rows)
+            first = e[self._t[e] == 0]
+            if len(first):
+                cols = torch.from_numpy(self._col[first])
+                slot.buffer.rnn_state[cols] = self._rnn_state[torch.from_numpy(first)].cpu()
+
+    @torch.no_grad()
+    def _act(self, obs: Any, env_ids: np.ndarray, policy_version: int) -> None:
+        ids = torch.from_numpy(env_ids)
+        x = _rows(obs, np.arange(len(env_ids)))
+        if isinstance(x, dict):
+            x = {k: v.to(self.device, non_blocking=True) for k, v in x.items()}
+        else:
+            x = x.to(self.device, non_blocking=True)
+        out = self.model(x, self._rnn_state[ids.to(self.device)])
+        actions = self.model.action_dist.sample(out.logits, self.generator)
+        log_probs = self.model.action_dist.log_prob(out.logits, actions)
+        self._rnn_state[ids.to(self.device)] = out.rnn_state
+        actions, log_probs, values = actions.cpu(), log_probs.cpu(), out.values.cpu()
+        for slot, rows in self._by_slot(env_ids, np.arange(len(env_ids))):
+            e = env_ids[rows]
+            t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
+            r = torch.from_numpy(rows)
+            slot.buffer.actions[t, c] = actions[r]
+            slot.buffer.log_probs[t, c] = log_probs[r]
+            slot.buffer.values[t, c] = values[r]
+            slot.buffer.policy_versions[t, c] = policy_version
+        self.venv.send(actions.numpy(), env_ids)
+        self._steps += len(env_ids)
+
+    def collect(self, policy_version: int) -> Rollout:
+        """Steps the envs until the oldest batch is complete and returns it.
+
+        The envs of the ``recv()`` that completes the batch are left waiting (their
+        observations are kept) and act at the start of the next call, with the weights the
+        learner has produced in between: with ``batch_size == num_envs`` this makes sampling
+        synchronous with zero policy lag.
+
+        Args:
+            policy_version: Version of the model's current weights, stored with every step.
+        """
+        if self._parked is not None:
+            self._act(*self._parked, policy_version)
+            self._parked = None
+        while True:
+            obs, reward, terminated, truncated, info = self.venv.recv()
+            env_ids = np.asarray(info["env_id"]).astype(np.int64)
+            done = np.logical_or(terminated, truncated)
+            mask = np.asarray(info.get("_episode", np.zeros(len(env_ids), dtype=bool)))
+            if mask.any():
+                self._returns.append(np.asarray(info["episode"]["r"])[mask].astype(np.float64))
+                self._lengths.append(np.asarray(info["episode"]["l"])[mask].astype(np.int64))
+            self._record(obs, reward, done, env_ids)
+            if self._filling and self._filling[0].complete == self.B:
+                self._parked = (_copy(obs), env_ids.copy())
+                break
+            self._act(obs, env_ids, policy_version)
+        slot = self._filling.pop(0)
+        rollout = Rollout(
+            slot.buffer,
+            np.concatenate(self._returns) if self._returns else np.zeros(0),
+            np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64),
+            self._steps,
+        )
+        self._returns, self._lengths, self._steps = [], [], 0
+        return rollout
+
+
+def _write_obs(
+    buf: TrajectoryBuffer, t: np.ndarray, c: np.ndarray, obs: Any, rows: np.ndarray
+) -> None:
+    """Copies recv() rows ``rows`` into the buffer cells ``(t, c)``."""
+    tt, cc = torch.from_numpy(t), torch.from_numpy(c)
+    if isinstance(obs, dict):
+        for k, v in obs.items():
+            buf.obs[k][tt, cc] = torch.from_numpy(np.ascontiguousarray(v[rows]))
+    else:
+        buf.obs[tt, cc] = torch.from_numpy(np.ascontiguousarray(obs[rows]))

@@ -1,0 +1,157 @@
+"""A tiny in-process env with the engine's asynchronous ``send``/``recv`` face, for tests.
+
+Each observation is a dark image with one bright pixel in its left or right half; action 0
+("left") or 1 ("right") matching the side earns +1. A policy learns it in seconds, which makes
+it a fast end-to-end check of the sampler, the model and the learner without ViZDoom.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+__all__ = ["ToyVecEnv"]
+
+
+class ToyVecEnv:
+    """Vector of "bright pixel" envs behind the EnvPool-style async face.
+
+    Follows the contract of the sf-envs engine: ``recv()`` returns ``batch_size`` ready envs
+    (views valid until the next call), ``info["env_id"]`` names them, autoreset happens in the
+    same step and finished episodes are reported in ``info["episode"]`` under
+    ``info["_episode"]``.
+
+    Args:
+        num_envs: Number of envs.
+        batch_size: Envs returned per ``recv()``; less than ``num_envs`` is asynchronous.
+        obs_shape: ``(C, H, W)`` of the uint8 screen.
+        episode_length: Steps per episode (the last one is ``terminated``).
+        measurements: Emit Dict observations with a ``"measurements"`` vector
+            (the episode's progress) besides the ``"screen"``.
+        shuffle: Return ready envs in random order, as envs of uneven speed would be.
+        seed: Seed of the env's own random generator.
+
+    Example:
+        >>> venv = ToyVecEnv(num_envs=4, batch_size=2)
+        >>> venv.async_reset(seed=0)
+        >>> obs, rew, term, trunc, info = venv.recv()
+        >>> venv.send(np.zeros(2, dtype=np.int64), info["env_id"])
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        batch_size: int | None = None,
+        obs_shape: tuple[int, int, int] = (1, 12, 16),
+        episode_length: int = 16,
+        measurements: bool = False,
+        shuffle: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        self.num_envs = num_envs
+        self.batch_size = num_envs if batch_size is None else batch_size
+        if not 1 <= self.batch_size <= num_envs:
+            raise ValueError(f"batch_size={batch_size}: use 1..num_envs ({num_envs})")
+        self.episode_length = episode_length
+        self.shuffle = shuffle
+        screen = spaces.Box(0, 255, obs_shape, dtype=np.uint8)
+        self.single_observation_space: spaces.Space = (
+            spaces.Dict(
+                {"screen": screen, "measurements": spaces.Box(0.0, 1.0, (1,), dtype=np.float32)}
+            )
+            if measurements
+            else screen
+        )
+        self.single_action_space = spaces.Discrete(2)
+        self._rng = np.random.default_rng(seed)
+        self._side = np.zeros(num_envs, dtype=np.int64)
+        self._col = np.zeros(num_envs, dtype=np.int64)
+        self._t = np.zeros(num_envs, dtype=np.int64)
+        self._return = np.zeros(num_envs, dtype=np.float32)
+        self._ready: list[int] = []
+        # Per-env result of the last step, returned by recv().
+        self._reward = np.zeros(num_envs, dtype=np.float32)
+        self._terminated = np.zeros(num_envs, dtype=bool)
+        self._episode_r = np.zeros(num_envs, dtype=np.float32)
+        self._episode_l = np.zeros(num_envs, dtype=np.int32)
+        self._closed = False
+
+    def _new_target(self, env_ids: np.ndarray) -> None:
+        half = self.single_screen_shape[2] // 2
+        self._side[env_ids] = self._rng.integers(0, 2, len(env_ids))
+        self._col[env_ids] = self._side[env_ids] * half + self._rng.integers(0, half, len(env_ids))
+
+    @property
+    def single_screen_shape(self) -> tuple[int, ...]:
+        space = self.single_observation_space
+        return (space["screen"] if isinstance(space, spaces.Dict) else space).shape
+
+    def async_reset(self, seed: int | None = None) -> None:
+        """Starts every env; all become ready for ``recv()``."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        ids = np.arange(self.num_envs)
+        self._t[:] = 0
+        self._return[:] = 0
+        self._reward[:] = 0
+        self._terminated[:] = False
+        self._new_target(ids)
+        self._ready = list(ids)
+
+    def recv(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Returns ``batch_size`` ready envs: ``(obs, reward, terminated, truncated, info)``."""
+        if self._closed:
+            raise RuntimeError("recv() on a closed ToyVecEnv")
+        if len(self._ready) < self.batch_size:
+            raise RuntimeError(
+                f"recv() needs {self.batch_size} ready envs but only {len(self._ready)} were sent "
+                "actions; send() an action for every env returned by recv()"
+            )
+        if self.shuffle:
+            self._rng.shuffle(self._ready)
+        ids = np.array(self._ready[: self.batch_size], dtype=np.int32)
+        del self._ready[: self.batch_size]
+
+        screen = np.zeros((len(ids), *self.single_screen_shape), dtype=np.uint8)
+        screen[np.arange(len(ids)), :, self.single_screen_shape[1] // 2, self._col[ids]] = 255
+        obs: Any = screen
+        if isinstance(self.single_observation_space, spaces.Dict):
+            progress = (self._t[ids] / self.episode_length).astype(np.float32)[:, None]
+            obs = {"screen": screen, "measurements": progress}
+        episode_mask = self._terminated[ids].copy()
+        info = {
+            "env_id": ids,
+            "_episode": episode_mask,
+            "episode": {"r": self._episode_r[ids].copy(), "l": self._episode_l[ids].copy()},
+        }
+        truncated = np.zeros(len(ids), dtype=bool)
+        return obs, self._reward[ids].copy(), episode_mask, truncated, info
+
+    def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None:
+        """Steps the envs ``env_ids`` with ``actions``; they become ready for ``recv()``."""
+        actions = np.asarray(actions)
+        env_ids = np.asarray(env_ids)
+        if actions.shape != env_ids.shape:
+            raise ValueError(
+                f"actions of shape {actions.shape} for env_ids of shape {env_ids.shape}: "
+                "send one action per env id"
+            )
+        ids = env_ids.astype(np.int64)
+        self._reward[ids] = (actions == self._side[ids]).astype(np.float32)
+        self._return[ids] += self._reward[ids]
+        self._t[ids] += 1
+        done = self._t[ids] >= self.episode_length
+        self._terminated[ids] = done
+        finished = ids[done]
+        self._episode_r[finished] = self._return[finished]
+        self._episode_l[finished] = self._t[finished]
+        self._t[finished] = 0
+        self._return[finished] = 0
+        self._new_target(ids)
+        self._ready.extend(int(i) for i in ids)
+
+    def close(self) -> None:
+        """Idempotent; the env holds no external resources."""
+        self._closed = True
