@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from sf_train.config import AlgoConfig, ModelConfig
-from sf_train.learner import Learner, learning_rate
+from sf_train.learner import LR_MAX, LR_MIN, Learner, adapt_learning_rate, learning_rate
 from sf_train.model import ActorCritic
 from sf_train.sampler import Sampler
 from sf_train.toy_env import ToyVecEnv
@@ -72,6 +72,26 @@ def test_learning_rate_schedules():
     assert learning_rate(linear, 0.0) == 1e-3
     assert learning_rate(linear, 0.75) == pytest.approx(2.5e-4)
     assert learning_rate(linear, 1.2) == 0.0
+
+
+def test_kl_adaptive_rule():
+    assert adapt_learning_rate(1e-3, 0.05, 0.01) == pytest.approx(1e-3 / 1.5)
+    assert adapt_learning_rate(1e-3, 0.001, 0.01) == pytest.approx(1.5e-3)
+    assert adapt_learning_rate(1e-3, 0.01, 0.01) == 1e-3
+    assert adapt_learning_rate(LR_MIN, 1.0, 0.01) == LR_MIN
+    assert adapt_learning_rate(LR_MAX, 0.0, 0.01) == LR_MAX
+
+
+def test_kl_adaptive_learner_moves_the_rate():
+    algo = AlgoConfig(lr_schedule="kl_adaptive", learning_rate=1e-4, target_kl=1.0)
+    venv, sampler, learner = make(4, 4, algo)
+    try:
+        rollout = sampler.collect(learner.version)
+        stats = learner.train(rollout.buffer)
+    finally:
+        venv.close()
+    assert stats["train/lr"] == pytest.approx(1e-4)
+    assert learner.lr == pytest.approx(1.5e-4)  # a tiny KL against a large target speeds up
 
 
 @pytest.mark.parametrize("rnn,measurements", [(False, False), (True, True)])

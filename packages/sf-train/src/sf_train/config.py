@@ -119,8 +119,12 @@ class AlgoConfig:
     """Discount factor."""
     learning_rate: float = 3e-4
     """Adam learning rate; small models tolerate more than Sample Factory's 1e-4."""
-    lr_schedule: Literal["constant", "linear"] = "constant"
-    """Learning-rate schedule: 'constant', or 'linear' decay to 0 at the last frame."""
+    lr_schedule: Literal["constant", "linear", "kl_adaptive"] = "constant"
+    """Learning-rate schedule: 'constant'; 'linear' decay to 0 at the last frame; or
+    'kl_adaptive', which divides the rate by 1.5 when a step's KL exceeds 2 x target_kl and
+    multiplies it by 1.5 when the KL is under target_kl / 2."""
+    target_kl: float = 0.01
+    """KL divergence per optimiser step that the 'kl_adaptive' schedule aims for."""
     adam_eps: float = 1e-6
     """Adam epsilon."""
     num_epochs: int = 1
@@ -229,6 +233,8 @@ def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
         errors.append(f"algo.gamma={c.gamma}: use a value in (0, 1], e.g. 0.99")
     if not c.learning_rate > 0:
         errors.append(f"algo.learning_rate={c.learning_rate}: use a positive value, e.g. 3e-4")
+    if not c.target_kl > 0:
+        errors.append(f"algo.target_kl={c.target_kl}: use a positive value, e.g. 0.01")
     if not c.adam_eps > 0:
         errors.append(f"algo.adam_eps={c.adam_eps}: use a positive value, e.g. 1e-6")
     if c.num_epochs < 1:

@@ -23,14 +23,31 @@ from sf_train.losses import (
 from sf_train.model import ActorCritic
 from sf_train.vtrace import vtrace
 
-__all__ = ["Learner", "learning_rate"]
+__all__ = ["LR_MAX", "LR_MIN", "Learner", "adapt_learning_rate", "learning_rate"]
+
+
+LR_MIN, LR_MAX = 1e-6, 1e-2
+"""Bounds of the KL-adaptive learning rate, so a few odd batches cannot stall or blow it up."""
 
 
 def learning_rate(cfg: AlgoConfig, progress: float) -> float:
-    """The scheduled learning rate at ``progress`` (fraction of the run's frames, 0 to 1)."""
+    """The scheduled learning rate at ``progress`` (fraction of the run's frames, 0 to 1).
+
+    For 'kl_adaptive' this is the starting rate; :func:`adapt_learning_rate` moves it.
+    """
     if cfg.lr_schedule == "linear":
         return cfg.learning_rate * max(0.0, 1.0 - progress)
     return cfg.learning_rate
+
+
+def adapt_learning_rate(lr: float, approx_kl: float, target_kl: float) -> float:
+    """One step of the KL-adaptive rule: slow down when the policy moved too far, speed up
+    when it barely moved, keep the rate otherwise."""
+    if approx_kl > 2.0 * target_kl:
+        return max(lr / 1.5, LR_MIN)
+    if approx_kl < 0.5 * target_kl:
+        return min(lr * 1.5, LR_MAX)
+    return lr
 
 
 def _select(x: Tensor | dict[str, Tensor], cols: Tensor) -> Tensor | dict[str, Tensor]:
@@ -56,6 +73,8 @@ class Learner:
         self.cfg = cfg
         self.device = device
         self.version = 0
+        self.lr = cfg.learning_rate
+        """Current learning rate; the state of the 'kl_adaptive' schedule."""
         self.optimizer = torch.optim.Adam(
             model.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps
         )
@@ -119,13 +138,13 @@ class Learner:
 
         Returns:
             Statistics over the steps under TensorBoard-style tags (means; the policy-lag
-            ``_min``/``_max`` are extremes), plus ``train/lr``, ``train/grad_norm`` and
-            ``train/version``.
+            ``_min``/``_max`` are extremes), plus ``train/lr`` (mean rate used),
+            ``train/grad_norm`` and ``train/version``.
         """
         cfg = self.cfg
-        lr = learning_rate(cfg, progress)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
+        adaptive = cfg.lr_schedule == "kl_adaptive"
+        if not adaptive:
+            self.lr = learning_rate(cfg, progress)
         data = batch.to(self.device)
         self.model.update_normalizers(_first_rows(data["obs"], batch.T))
 
@@ -137,6 +156,8 @@ class Learner:
                 mb = {
                     k: (v[cols] if k == "rnn_state" else _select(v, cols)) for k, v in data.items()
                 }
+                for group in self.optimizer.param_groups:
+                    group["lr"] = self.lr
                 loss, stats = self._minibatch_loss(mb)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -145,6 +166,11 @@ class Learner:
                 )
                 self.optimizer.step()
                 self.version += 1
+                stats["train/lr"] = torch.tensor(self.lr)
+                if adaptive:
+                    self.lr = adapt_learning_rate(
+                        self.lr, float(stats["losses/approx_kl"]), cfg.target_kl
+                    )
                 for k, v in stats.items():
                     v = v.detach()
                     if k not in totals:
@@ -161,7 +187,6 @@ class Learner:
             k: float(v) if k.endswith(("_min", "_max")) else float(v) / steps
             for k, v in totals.items()
         }
-        result["train/lr"] = lr
         result["train/version"] = float(self.version)
         return result
 
