@@ -1,0 +1,212 @@
+"""What both faces share: the engine set-up from a scenario, spaces, action checks, batch views.
+
+A :class:`BatchView` is the face-side picture of a set of rows: for consecutive rows its arrays
+are slices of the shared buffers (zero-copy); otherwise they are one preallocated gather buffer
+per field, refilled by ``np.take(..., out=)``. Either way nothing is allocated per step.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ClosedEnvironmentError
+
+from sf_envs.env import observation_space
+from sf_envs.options import DoomOptions
+from sf_envs.scenarios import get_scenario
+from sf_envs.vector.buffers import BufferLayout, FieldSpec
+from sf_envs.vector.engine import Engine, EngineState
+from sf_envs.vector.units import DoomUnitFactory, UnitFactory
+
+__all__ = ["BatchView", "EngineClient", "default_workers"]
+
+# Fields a face returns for a batch of rows; the rest (actions, seeds, running stats) stay inside.
+_ROW_FIELDS = (
+    "obs",
+    "meas",
+    "reward",
+    "terminated",
+    "truncated",
+    "restarted",
+    "variables",
+    "ep_return",
+    "ep_length",
+    "final_obs",
+    "final_meas",
+    "final_variables",
+)
+
+
+def default_workers(num_rows: int) -> int:
+    """One worker per core (ViZDoom is single-threaded), never more than there are rows."""
+    return max(1, min(os.cpu_count() or 1, num_rows))
+
+
+def _layout(
+    num_rows: int, options: DoomOptions, n_meas: int, n_vars: int, same_step: bool
+) -> BufferLayout:
+    fields = [
+        FieldSpec("obs", options.obs_shape, "uint8"),
+        FieldSpec("reward", (), "float32"),
+        FieldSpec("terminated", (), "bool"),
+        FieldSpec("truncated", (), "bool"),
+        FieldSpec("restarted", (), "bool"),
+        FieldSpec("variables", (n_vars,), "float64"),
+        FieldSpec("run_return", (), "float32"),
+        FieldSpec("run_length", (), "int32"),
+        FieldSpec("ep_return", (), "float32"),
+        FieldSpec("ep_length", (), "int32"),
+        FieldSpec("actions", (), "int64"),
+        FieldSpec("seed", (), "int64"),
+    ]
+    if options.measurements:
+        fields.append(FieldSpec("meas", (n_meas,), "float32"))
+    if same_step:
+        fields.append(FieldSpec("final_obs", options.obs_shape, "uint8"))
+        fields.append(FieldSpec("final_variables", (n_vars,), "float64"))
+        if options.measurements:
+            fields.append(FieldSpec("final_meas", (n_meas,), "float32"))
+    return BufferLayout(num_rows, tuple(fields))
+
+
+class BatchView:
+    """Arrays for one selection of rows, plus the per-batch episode mask.
+
+    Args:
+        source: The shared arrays by field name.
+        rows: ``slice`` for consecutive rows (views), or None for a gather buffer of ``size`` rows.
+        size: Rows in the batch.
+    """
+
+    def __init__(self, source: dict[str, np.ndarray], rows: slice | None, size: int) -> None:
+        self.gather = rows is None
+        self.arrays: dict[str, np.ndarray] = {}
+        for name in _ROW_FIELDS:
+            if name not in source:
+                continue
+            array = source[name]
+            self.arrays[name] = (
+                np.empty((size, *array.shape[1:]), array.dtype) if rows is None else array[rows]
+            )
+        self.env_id = (
+            np.empty(size, np.int32)
+            if rows is None
+            else np.arange(rows.start, rows.stop, dtype=np.int32)
+        )
+        self.done = np.empty(size, bool)
+        self._source = source
+
+    def fill(self, index: np.ndarray) -> None:
+        """Gathers ``index`` rows into the buffers (gather views only)."""
+        for name, out in self.arrays.items():
+            np.take(self._source[name], index, axis=0, out=out)
+        self.env_id[:] = index
+
+    def update_done(self) -> np.ndarray:
+        return np.logical_or(self.arrays["terminated"], self.arrays["truncated"], out=self.done)
+
+
+class EngineClient:
+    """Owns the engine for a scenario and the checks both faces apply to user input."""
+
+    def __init__(
+        self,
+        scenario: str,
+        num_envs: int,
+        num_workers: int | None,
+        units_per_group: int | None,
+        same_step: bool,
+        factory: UnitFactory | None,
+        step_timeout_s: float,
+        start_timeout_s: float,
+        max_restarts: int,
+        options: dict[str, Any],
+    ) -> None:
+        if not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.scenario = get_scenario(scenario)
+        try:
+            self.options = DoomOptions.create(**options)
+        except TypeError as exc:
+            raise ValueError(
+                f"{exc}; the vector env takes num_envs, num_workers, batch_size, "
+                "autoreset_mode and the DoomOptions fields"
+            ) from None
+        self.factory = factory or DoomUnitFactory(self.scenario.name, self.options)
+        rpu = self.factory.rows_per_unit
+        if num_envs % rpu:
+            raise ValueError(f"num_envs={num_envs} must be a multiple of {rpu} rows per unit")
+        num_units = num_envs // rpu
+        self.num_workers = default_workers(num_units) if num_workers is None else num_workers
+        if not isinstance(self.num_workers, int) or not 1 <= self.num_workers <= num_units:
+            raise ValueError(f"num_workers must be in [1, {num_units}], got {num_workers!r}")
+        n_meas = len(self.scenario.measurements)
+        self.variable_names = tuple(v.lower() for v in self.factory.variable_names)
+        self.single_observation_space = observation_space(self.options, n_meas)
+        self.single_action_space = spaces.Discrete(len(self.scenario.actions))
+        self.engine = Engine(
+            self.factory,
+            num_units=num_units,
+            units_per_group=units_per_group or num_units // self.num_workers,
+            num_workers=self.num_workers,
+            layout=_layout(num_envs, self.options, n_meas, len(self.variable_names), same_step),
+            same_step=same_step,
+            name=f"{self.scenario.env_id} ({self.scenario.config})",
+            step_timeout_s=step_timeout_s,
+            start_timeout_s=start_timeout_s,
+            max_restarts=max_restarts,
+        )
+        self.shared = self.engine.buffers.arrays
+        self._rng = np.random.default_rng()
+
+    def live_engine(self) -> Engine:
+        if self.engine.state is EngineState.CLOSED:
+            raise ClosedEnvironmentError(
+                f"the vector env of {self.scenario.env_id} is closed; make a new one"
+            )
+        return self.engine
+
+    def write_seeds(self, seed: int | list[int] | None, num_envs: int) -> None:
+        """Env ``i`` gets ``seed + i``; None draws fresh seeds from a stream seeded by the last
+        explicit seed, so reset(seed=s) followed by unseeded resets stays reproducible."""
+        if seed is None:
+            seeds = self._rng.integers(2**31, size=num_envs)
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            self._rng = np.random.default_rng(int(seed))
+            seeds = int(seed) + np.arange(num_envs)
+        elif isinstance(seed, (list, tuple, np.ndarray)) and len(seed) == num_envs:
+            seeds = np.asarray(seed, dtype=np.int64)
+        else:
+            raise ValueError(
+                f"seed must be None, an int (env i gets seed + i) or {num_envs} ints, got {seed!r}"
+            )
+        self.shared["seed"][:] = seeds
+
+    def check_actions(self, actions: Any, count: int) -> np.ndarray:
+        """The actions as an integer array of ``count`` entries within the action space."""
+        n = self.single_action_space.n
+        array = np.asarray(actions)
+        if (
+            array.shape != (count,)
+            or array.dtype.kind not in "iu"
+            or (count and (array.min() < 0 or array.max() >= n))
+        ):
+            got = f"shape {array.shape}, dtype {array.dtype}"
+            if array.shape == (count,) and array.dtype.kind in "iu":
+                got += f", values in [{array.min()}, {array.max()}]"
+            raise ValueError(
+                f"actions must be an integer array of shape ({count},) with values in the "
+                f"action space Discrete({n}) (i.e. [0, {n})), got {got}"
+            )
+        return array
+
+    def obs_of(self, view: BatchView, prefix: str = "") -> Any:
+        if "meas" not in self.shared:
+            return view.arrays[prefix + "obs"]
+        return {"screen": view.arrays[prefix + "obs"], "measurements": view.arrays[prefix + "meas"]}
+
+    def close(self) -> None:
+        self.engine.close()

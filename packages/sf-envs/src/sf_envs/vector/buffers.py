@@ -1,0 +1,127 @@
+"""Shared-memory buffers, one array per field shaped ``[num_rows, ...]``.
+
+The parent creates a single POSIX shared-memory segment and carves every field out of it at
+aligned offsets; workers attach the same segment by name and build identical views. One segment
+instead of one per field keeps cleanup to a single ``unlink`` (nothing to leak half-way) while each
+field still reads as its own ``[num_rows, ...]`` array, so a batch of consecutive rows is a plain
+slice of every field.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import secrets
+from dataclasses import dataclass
+from multiprocessing import shared_memory
+
+import numpy as np
+
+__all__ = ["SHM_PREFIX", "BufferLayout", "FieldSpec", "SharedBuffers"]
+
+#: Prefix of every segment this package creates; tests list ``/dev/shm`` for it to find leaks.
+SHM_PREFIX = "sf_vec_"
+
+# Cache-line alignment keeps two fields from sharing a line that two processes write.
+_ALIGN = 64
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One shared field: ``shape`` excludes the leading row axis."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class BufferLayout:
+    """The fields and the row count; picklable, sent to workers so they rebuild the same views."""
+
+    num_rows: int
+    fields: tuple[FieldSpec, ...]
+
+    def offsets(self) -> tuple[dict[str, int], int]:
+        """Byte offset of every field and the total segment size."""
+        offsets, cursor = {}, 0
+        for spec in self.fields:
+            offsets[spec.name] = cursor
+            nbytes = self.num_rows * int(np.prod(spec.shape, dtype=np.int64))
+            cursor += -(-nbytes * np.dtype(spec.dtype).itemsize // _ALIGN) * _ALIGN
+        return offsets, max(cursor, _ALIGN)
+
+
+class _Mapping:
+    """This process's mapping of a segment, invisible to any resource tracker.
+
+    Workers are plain ``python -m`` processes, not multiprocessing children, so before Python
+    3.13 ``SharedMemory(name)`` would register the segment with a fresh tracker of the worker's
+    own, which unlinks it (and warns about a "leak") when the worker exits: a restarted worker
+    could then no longer attach. Mapping ``/dev/shm/<name>`` directly avoids the tracker. The
+    parent maps it the same way, because ``SharedMemory`` complains from ``__del__`` when a
+    caller still holds a view at close; a bare mmap just lives on until the last view dies.
+    """
+
+    def __init__(self, name: str) -> None:
+        fd = os.open(os.path.join("/dev/shm", name), os.O_RDWR)
+        try:
+            self._mmap = mmap.mmap(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
+        self.buf = memoryview(self._mmap)
+
+    def close(self) -> None:
+        try:
+            self.buf.release()
+            self._mmap.close()
+        except BufferError:
+            pass  # a caller still holds a view: the mapping goes when that view does
+
+
+class SharedBuffers:
+    """Named numpy views over one shared-memory segment.
+
+    Args:
+        layout: The fields to lay out.
+        name: Attach to this existing segment (workers); create a new one when None (parent).
+
+    Only the creator unlinks the segment; its Python resource tracker also unlinks it if the
+    creator dies without closing (even by SIGKILL), so a crashed run leaves no segment behind.
+    """
+
+    def __init__(self, layout: BufferLayout, name: str | None = None) -> None:
+        self.layout = layout
+        offsets, size = layout.offsets()
+        self._owned: shared_memory.SharedMemory | None = None
+        if name is None:
+            name = f"{SHM_PREFIX}{secrets.token_hex(6)}"
+            # Created through SharedMemory so the resource tracker unlinks it if we crash.
+            self._owned = shared_memory.SharedMemory(name=name, create=True, size=size)
+            self._owned.close()
+        self.owner = self._owned is not None
+        self.name = name
+        self._map: _Mapping | None = _Mapping(name)
+        self.arrays: dict[str, np.ndarray] = {}
+        for spec in layout.fields:
+            count = layout.num_rows * int(np.prod(spec.shape, dtype=np.int64))
+            flat = np.frombuffer(
+                self._map.buf, dtype=spec.dtype, count=count, offset=offsets[spec.name]
+            )
+            self.arrays[spec.name] = flat.reshape((layout.num_rows, *spec.shape))
+
+    def __getitem__(self, field: str) -> np.ndarray:
+        return self.arrays[field]
+
+    def close(self) -> None:
+        """Drops the views, unmaps, and unlinks when this process created the segment."""
+        if self._map is None:
+            return
+        self.arrays.clear()
+        self._map.close()
+        self._map = None
+        if self._owned is not None:
+            try:
+                self._owned.unlink()
+            except FileNotFoundError:
+                pass

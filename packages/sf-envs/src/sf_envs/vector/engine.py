@@ -1,0 +1,377 @@
+"""The engine: worker processes, their lifecycle, restarts and timeouts, over shared buffers.
+
+Layout: rows (agents) are numbered so that every *group* (the unit of scheduling) is one
+contiguous slice of rows, and groups are dealt round-robin to workers: group ``g`` runs on worker
+``g % num_workers``. With two groups per worker, groups ``0..W-1`` form the first half of the rows
+and ``W..2W-1`` the second, so the double-buffered steady state (half the envs step while the
+caller works on the other half) hands out one contiguous slice: zero-copy views.
+
+Workers are ``python -m sf_envs.vector.worker`` subprocesses rather than ``multiprocessing``
+children: spawn/forkserver re-import the caller's ``__main__`` in every child (for a trainer that
+means torch, seconds and hundreds of MB per worker), and fork is unsafe with ViZDoom and threads.
+Each worker starts its own session, so it and the ViZDoom engines it spawns share a process
+group that :func:`os.killpg` removes in one call — engines orphaned by a killed worker spin at
+100% CPU otherwise.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import pickle
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from collections import deque
+from dataclasses import dataclass, field
+
+from sf_envs.vector import protocol
+from sf_envs.vector.buffers import BufferLayout, SharedBuffers
+from sf_envs.vector.procs import kill_group
+from sf_envs.vector.units import UnitFactory
+
+__all__ = ["Engine", "EngineState", "VectorEnvError"]
+
+log = logging.getLogger(__name__)
+
+
+class VectorEnvError(RuntimeError):
+    """A worker failed more often in a row than restarting can fix."""
+
+
+class EngineState(enum.Enum):
+    RUNNING = "running"
+    CLOSED = "closed"
+
+
+@dataclass
+class _Worker:
+    """The parent's handle on one worker process."""
+
+    index: int
+    groups: tuple[int, ...]
+    proc: subprocess.Popen | None = None
+    sock: socket.socket | None = None
+    #: Groups sent and not yet answered, with their opcodes, in send order.
+    pending: dict[int, bytes] = field(default_factory=dict)
+    #: When the worker must next show progress (READY or DONE), else it counts as hung.
+    deadline: float | None = None
+    ready: bool = False
+    #: When it failed recently (monotonic s), for the restart budget.
+    failures: deque[float] = field(default_factory=deque)
+    last_error: str = ""
+
+
+class _Resources:
+    """What must be released even if the engine object is never closed (finalizer target)."""
+
+    def __init__(self, buffers: SharedBuffers, tmpdir: str) -> None:
+        self.buffers = buffers
+        self.tmpdir = tmpdir
+        self.workers: list[_Worker] = []
+
+    def release(self) -> None:
+        for worker in self.workers:
+            if worker.sock is not None and worker.proc is not None and worker.proc.poll() is None:
+                try:
+                    worker.sock.send(protocol.QUIT)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 5.0
+        for worker in self.workers:
+            _stop(worker, max(0.0, deadline - time.monotonic()))
+        self.buffers.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def _stop(worker: _Worker, grace_s: float) -> None:
+    """Waits up to ``grace_s`` for the worker to exit, then kills its whole process group."""
+    proc, worker.proc = worker.proc, None
+    if worker.sock is not None:
+        worker.sock.close()
+        worker.sock = None
+    if proc is None:
+        return
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+    # Also after a clean exit: a worker killed mid-step leaves engines behind in its group.
+    kill_group(proc.pid)
+    try:
+        proc.wait(timeout=10.0)
+    except subprocess.TimeoutExpired:
+        log.error("worker process %d did not die after SIGKILL", proc.pid)
+
+
+class Engine:
+    """Worker processes stepping groups of units that write into one shared-memory segment.
+
+    Args:
+        factory: Builds the units (single-player games or matches) inside the workers.
+        num_units: Units in total; rows = ``num_units * factory.rows_per_unit``.
+        units_per_group: Units stepped per command; must divide ``num_units`` and the groups
+            must deal evenly to the workers.
+        num_workers: Worker processes.
+        layout: The shared fields (built by the caller, which knows the spaces).
+        same_step: Autoreset within the step (SAME_STEP) instead of on the next one.
+        name: What the engine runs, e.g. the scenario, for error messages.
+        step_timeout_s: A worker that shows no progress for this long counts as hung.
+        start_timeout_s: Limit for a worker to start its engines and answer READY.
+        max_restarts: Failures of one worker tolerated within ``restart_window_s``; one more
+            raises :class:`VectorEnvError`. A window, not a count of failures in a row, because
+            a replacement answers its first step without touching the engine (it reports the
+            truncation), so a game that crashes on every step would otherwise never count twice.
+        restart_window_s: See ``max_restarts``.
+
+    The faces (:class:`~sf_envs.vector.gym_vector.DoomVectorEnv`,
+    :class:`~sf_envs.vector.async_env.DoomAsyncVectorEnv`) drive it with :meth:`submit` and
+    :meth:`collect`; it knows nothing of observations or autoreset semantics.
+    """
+
+    def __init__(
+        self,
+        factory: UnitFactory,
+        num_units: int,
+        units_per_group: int,
+        num_workers: int,
+        layout: BufferLayout,
+        same_step: bool,
+        name: str,
+        step_timeout_s: float = 60.0,
+        start_timeout_s: float = 120.0,
+        max_restarts: int = 3,
+        restart_window_s: float = 300.0,
+    ) -> None:
+        num_groups = num_units // units_per_group
+        if num_units % units_per_group or num_groups % num_workers:
+            raise ValueError(
+                f"{num_units} units in groups of {units_per_group} do not deal evenly to "
+                f"{num_workers} workers; pick num_envs, batch_size and num_workers so that "
+                "num_envs is a multiple of batch_size and batch_size of num_workers"
+            )
+        self.factory = factory
+        self.name = name
+        self.same_step = same_step
+        self.step_timeout_s = step_timeout_s
+        self.start_timeout_s = start_timeout_s
+        self.max_restarts = max_restarts
+        self.restart_window_s = restart_window_s
+        self.num_groups = num_groups
+        rows = units_per_group * factory.rows_per_unit
+        #: ``(start, stop)`` rows of every group.
+        self.group_rows = tuple((g * rows, (g + 1) * rows) for g in range(num_groups))
+        self.group_size = rows
+        self.units_per_group = units_per_group
+        self.buffers = SharedBuffers(layout)
+        self._res = _Resources(self.buffers, tempfile.mkdtemp(prefix="sf_vec_"))
+        self._finalizer = weakref.finalize(self, self._res.release)
+        self._selector = selectors.DefaultSelector()
+        self.workers = [
+            _Worker(w, tuple(range(w, num_groups, num_workers))) for w in range(num_workers)
+        ]
+        self._res.workers = self.workers
+        self._worker_of = [g % num_workers for g in range(num_groups)]
+        self.restarts = 0
+        self.state = EngineState.RUNNING
+        try:
+            for worker in self.workers:
+                self._spawn(worker, restarted=False)
+            self._await_ready(self.workers)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- commands ---------------------------------------------------------------------------
+
+    def submit(self, opcode: bytes, groups: list[int]) -> None:
+        """Sends ``opcode`` for ``groups``: one message per worker, groups in the given order."""
+        per_worker: dict[int, list[int]] = {}
+        for g in groups:
+            per_worker.setdefault(self._worker_of[g], []).append(g)
+        now = time.monotonic()
+        for w, gs in per_worker.items():
+            worker = self.workers[w]
+            for g in gs:
+                worker.pending[g] = opcode
+            if not worker.ready:
+                continue  # a replacement still starting: sent when it answers READY
+            if len(worker.pending) == len(gs):
+                worker.deadline = now + self.step_timeout_s
+            try:
+                worker.sock.send(protocol.encode(opcode, gs))  # type: ignore[union-attr]
+            except OSError:
+                # The worker died; collect() sees the EOF and restarts it with these pending.
+                pass
+
+    def collect(self) -> list[int]:
+        """Blocks (sleeping) until at least one submitted group is done; returns the done groups.
+
+        A worker that died or hung is restarted here and its pending groups are sent again; the
+        new worker answers them as truncated (see :mod:`sf_envs.vector.worker`).
+
+        Raises:
+            VectorEnvError: a worker kept failing, or nothing was submitted.
+        """
+        if not any(w.pending for w in self.workers):
+            raise RuntimeError("collect() with nothing submitted")
+        done: list[int] = []
+        while not done:
+            self._wait(self.workers, done)
+        return done
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """Process ids of the live workers (each also the id of its process group)."""
+        return [w.proc.pid for w in self.workers if w.proc is not None]
+
+    def close(self) -> None:
+        """Stops the workers and their engines, frees the shared memory. Idempotent."""
+        if self.state is EngineState.CLOSED:
+            return
+        self.state = EngineState.CLOSED
+        self._selector.close()
+        self._finalizer()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _spawn(self, worker: _Worker, restarted: bool) -> None:
+        workdir = os.path.join(self._res.tmpdir, f"worker{worker.index}")
+        shutil.rmtree(workdir, ignore_errors=True)
+        os.makedirs(workdir)
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            worker.proc = subprocess.Popen(
+                [sys.executable, "-m", "sf_envs.vector.worker", str(child_sock.fileno())],
+                pass_fds=(child_sock.fileno(),),
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                cwd=workdir,
+            )
+        finally:
+            child_sock.close()
+        worker.sock = parent_sock
+        worker.ready = False
+        worker.deadline = time.monotonic() + self.start_timeout_s
+        groups = tuple(
+            (g, g * self.units_per_group, (g + 1) * self.units_per_group) for g in worker.groups
+        )
+        config = protocol.WorkerConfig(
+            worker_index=worker.index,
+            factory=self.factory,
+            layout=self.buffers.layout,
+            shm_name=self.buffers.name,
+            groups=groups,
+            same_step=self.same_step,
+            restarted=restarted,
+            workdir=workdir,
+        )
+        parent_sock.send(pickle.dumps(sys.path))
+        parent_sock.send(pickle.dumps(config))
+        self._selector.register(parent_sock, selectors.EVENT_READ, worker)
+
+    def _await_ready(self, workers: list[_Worker]) -> None:
+        """Waits until every worker in ``workers`` is READY, restarting those that fail."""
+        while not all(w.ready for w in workers):
+            self._wait(workers, [])
+
+    def _wait(self, workers: list[_Worker], done: list[int]) -> None:
+        """Sleeps until a message arrives or the earliest deadline of ``workers`` passes."""
+        busy = [w for w in workers if w.pending or not w.ready]
+        deadline = min(w.deadline for w in busy)  # type: ignore[type-var]
+        events = self._selector.select(max(0.0, deadline - time.monotonic()))
+        for key, _ in events:
+            self._drain(key.data, done)
+        now = time.monotonic()
+        for worker in busy:
+            if worker.proc is not None and worker.deadline <= now:  # type: ignore[operator]
+                if worker.ready:
+                    self._fail(worker, f"no answer within step_timeout_s={self.step_timeout_s:g} (hung)")
+                else:
+                    self._fail(worker, f"not ready within start_timeout_s={self.start_timeout_s:g}")
+
+    def _drain(self, worker: _Worker, done: list[int]) -> None:
+        """Reads every message the worker has sent; handles DONE, READY, ERROR and EOF."""
+        sock = worker.sock
+        while sock is not None:
+            try:
+                message = sock.recv(protocol.MAX_MESSAGE, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                message = b""
+                worker.last_error = f"connection lost: {exc}"
+            opcode = message[:1]
+            if opcode == protocol.DONE:
+                for g in protocol.decode_groups(message).tolist():
+                    del worker.pending[g]
+                    done.append(g)
+                worker.deadline = time.monotonic() + self.step_timeout_s
+            elif opcode == protocol.READY:
+                worker.ready = True
+                if worker.pending:  # a replacement: redo what the dead worker left undone
+                    self._resend(worker)
+            elif opcode == protocol.ERROR:
+                worker.last_error = message[1:].decode(errors="replace")
+            else:  # EOF: the worker exited or was killed
+                self._fail(worker, worker.last_error or self._exit_reason(worker))
+                return
+
+    def _resend(self, worker: _Worker) -> None:
+        by_opcode: dict[bytes, list[int]] = {}
+        for g, opcode in worker.pending.items():
+            by_opcode.setdefault(opcode, []).append(g)
+        for opcode, gs in by_opcode.items():
+            worker.sock.send(protocol.encode(opcode, gs))  # type: ignore[union-attr]
+        worker.deadline = time.monotonic() + self.step_timeout_s
+
+    def _fail(self, worker: _Worker, reason: str) -> None:
+        """Replaces a dead or hung worker, or raises once restarting has stopped helping."""
+        if worker.sock is not None:
+            self._selector.unregister(worker.sock)
+        # A worker that reported an error is exiting on its own: let it close its engines.
+        _stop(worker, grace_s=1.0 if worker.last_error else 0.0)
+        now = time.monotonic()
+        worker.failures.append(now)
+        while worker.failures[0] < now - self.restart_window_s:
+            worker.failures.popleft()
+        self.restarts += 1
+        if len(worker.failures) > self.max_restarts:
+            self.close()
+            raise VectorEnvError(
+                f"worker {worker.index} of {self.name} failed {len(worker.failures)} times within "
+                f"{self.restart_window_s:g} s, more than max_restarts={self.max_restarts}; "
+                f"last error:\n{reason}"
+            )
+        log.warning(
+            "restarting worker %d of %s (failure %d of at most %d): %s",
+            worker.index,
+            self.name,
+            len(worker.failures),
+            self.max_restarts,
+            reason.strip().splitlines()[-1] if reason.strip() else reason,
+        )
+        worker.last_error = ""
+        self._spawn(worker, restarted=True)
+
+    @staticmethod
+    def _exit_reason(worker: _Worker) -> str:
+        proc = worker.proc
+        code = None if proc is None else proc.poll()
+        if code is None and proc is not None:
+            try:
+                code = proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                return "worker closed its connection but is still running"
+        if code is not None and code < 0:
+            return f"worker killed by signal {signal.Signals(-code).name}"
+        return f"worker exited with status {code}"

@@ -1,0 +1,61 @@
+"""Finding and killing a worker's process group, ViZDoom engines included, from ``/proc``.
+
+A ViZDoom engine killed by SIGKILL cannot remove its shared memory and message queues
+(``/dev/shm/ViZDoom{SM,MQCtr,MQDoom}<instance id>``, ≈ 10 MB per engine), so before killing a
+group we read every member's ``+viz_instance_id`` from its command line and unlink those files
+afterwards. psutil-free: ``/proc`` is all there is to read on Linux, where ViZDoom runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+__all__ = ["group_members", "kill_group"]
+
+_SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
+
+
+def group_members(pgid: int) -> list[int]:
+    """Process ids whose process group is ``pgid``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # Fields after the command name, which may itself contain spaces or parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if int(fields[2]) == pgid:
+            members.append(int(entry))
+    return members
+
+
+def _instance_id(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return None
+    for flag, value in zip(args, args[1:], strict=False):
+        if flag == b"+viz_instance_id":
+            return value.decode(errors="replace")
+    return None
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILLs every process in group ``pgid`` and removes its engines' shared memory."""
+    ids = [i for i in map(_instance_id, group_members(pgid)) if i]
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for instance in ids:
+        for prefix in _SHM_PREFIXES:
+            try:
+                os.unlink(f"/dev/shm/{prefix}{instance}")
+            except OSError:
+                pass

@@ -1,0 +1,128 @@
+"""The unit protocol: what a worker steps, and the single-player unit over :class:`DoomCore`.
+
+A unit owns a fixed number of consecutive rows of the shared buffers. A single-player game is a
+unit of one row; a multiplayer match of N learning agents is a unit of N rows that starts and
+ends its episodes together. The engine only ever talks to units through :class:`Unit`, so
+matches plug in by providing a :class:`UnitFactory` without any change to the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from sf_envs.game import DoomCore
+from sf_envs.options import DoomOptions
+from sf_envs.scenarios import COMMON_GAME_VARIABLES, get_scenario
+
+__all__ = ["DoomUnit", "DoomUnitFactory", "RowBlock", "Unit", "UnitFactory"]
+
+
+@dataclass
+class RowBlock:
+    """Views of one unit's rows in every shared field the unit writes.
+
+    Attributes:
+        obs: ``[rows, C, H, W]`` uint8 screens.
+        meas: ``[rows, M]`` float32 measurements, or None when the scenario has none enabled.
+        reward: ``[rows]`` float32 reward of the last step.
+        terminated: ``[rows]`` bool.
+        truncated: ``[rows]`` bool.
+        variables: ``[rows, V]`` float64 game variables after the last step.
+        episode_return: ``[rows]`` float32 return so far in the running episode.
+        episode_length: ``[rows]`` int32 steps so far in the running episode.
+    """
+
+    obs: np.ndarray
+    meas: np.ndarray | None
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    variables: np.ndarray
+    episode_return: np.ndarray
+    episode_length: np.ndarray
+
+
+@runtime_checkable
+class Unit(Protocol):
+    """Something a worker steps: ``num_rows`` agents whose episodes start and end together."""
+
+    num_rows: int
+
+    def reset(self, seed: int | None, out: RowBlock) -> None:
+        """Starts a new episode; writes each row's first obs, meas and variables, zeroes the
+        running episode stats. Reward and done flags are the worker's to write."""
+
+    def step(self, actions: np.ndarray, out: RowBlock) -> bool:
+        """Steps every row with ``actions[row]``; writes all of ``out``; True when the episode ended.
+
+        The worker resets the unit after an ended episode (at once or on the next step,
+        depending on the autoreset mode), so a unit never resets itself.
+        """
+
+    def close(self) -> None:
+        """Releases the engine(s); called once when the worker stops."""
+
+
+class UnitFactory(Protocol):
+    """Picklable recipe the parent sends to every worker; builds the units it is given to step.
+
+    Attributes:
+        rows_per_unit: Rows of every unit it builds.
+        variable_names: Names of the ``variables`` columns, identical for every unit.
+    """
+
+    rows_per_unit: int
+    variable_names: tuple[str, ...]
+
+    def __call__(self, unit_index: int, workdir: str) -> Unit:
+        """Builds unit ``unit_index`` (global, 0-based) with its engine files under ``workdir``."""
+
+
+class DoomUnit:
+    """One single-player :class:`DoomCore` as a unit of one row."""
+
+    num_rows = 1
+
+    def __init__(self, core: DoomCore) -> None:
+        self.core = core
+
+    def reset(self, seed: int | None, out: RowBlock) -> None:
+        meas = None if out.meas is None else out.meas[0]
+        self.core.reset(seed, out.obs[0], meas)
+        out.variables[0] = self.core.variables
+        out.episode_return[0] = 0.0
+        out.episode_length[0] = 0
+
+    def step(self, actions: np.ndarray, out: RowBlock) -> bool:
+        meas = None if out.meas is None else out.meas[0]
+        reward, terminated, truncated = self.core.step(int(actions[0]), out.obs[0], meas)
+        out.reward[0] = reward
+        out.terminated[0] = terminated
+        out.truncated[0] = truncated
+        out.variables[0] = self.core.variables
+        out.episode_return[0] = self.core.episode_return
+        out.episode_length[0] = self.core.episode_length
+        return terminated or truncated
+
+    def close(self) -> None:
+        self.core.close()
+
+
+@dataclass(frozen=True)
+class DoomUnitFactory:
+    """Builds a :class:`DoomUnit` per unit index for one single-player scenario."""
+
+    scenario: str
+    options: DoomOptions
+    rows_per_unit: int = 1
+
+    @property
+    def variable_names(self) -> tuple[str, ...]:
+        # The same order DoomCore uses for its variables, without starting an engine.
+        return tuple(dict.fromkeys(COMMON_GAME_VARIABLES + get_scenario(self.scenario).measurements))
+
+    def __call__(self, unit_index: int, workdir: str) -> Unit:
+        return DoomUnit(DoomCore(self.scenario, self.options, workdir))
