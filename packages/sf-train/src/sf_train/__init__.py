@@ -1,1 +1,12 @@
-"""sf_train."""
+"""sf_train: asynchronous APPO with V-trace for pixel-based Doom RL on one machine.
+
+Modules, one concept each:
+
+- :mod:`sf_train.vtrace` and :mod:`sf_train.losses`: the maths, as pure ``[T, B]`` functions.
+- :mod:`sf_train.distributions`: action distributions for Discrete / MultiDiscrete / Tuple.
+- :mod:`sf_train.model` and :mod:`sf_train.normalize`: the actor-critic and its normalisers.
+- :mod:`sf_train.config` and :mod:`sf_train.config_cli`: typed config, validation, JSON, CLI.
+- :mod:`sf_train.buffer`, :mod:`sf_train.sampler`, :mod:`sf_train.learner`: sampling through
+  the engine's async ``send``/``recv`` face and the APPO learner step.
+- :mod:`sf_train.toy_env`: a tiny in-process env with the same async face, for tests.
+"""
