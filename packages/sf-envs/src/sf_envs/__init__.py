@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sf_envs.env import ClosedEnvError, DoomEnv
 from sf_envs.game import DoomCore
+from sf_envs.match import MatchEnv, make_match, match_scenario_names
 from sf_envs.options import DoomOptions
 from sf_envs.registration import env_ids, make, register_envs
 from sf_envs.scenarios import SCENARIOS, Scenario, get_scenario, scenario_names
@@ -17,10 +18,13 @@ __all__ = [
     "DoomCore",
     "DoomEnv",
     "DoomOptions",
+    "MatchEnv",
     "Scenario",
     "env_ids",
     "get_scenario",
     "make",
+    "make_match",
+    "match_scenario_names",
     "register_envs",
     "scenario_names",
 ]

@@ -1,0 +1,255 @@
+"""A multiplayer Doom match stepped in exact lock step, observations written into caller buffers.
+
+:class:`MatchCore` is what the PettingZoo env and the vector engine's workers share: the caller
+owns per-agent output buffers (rows of shared memory for workers), and one step advances every
+player by ``frame_skip`` tics, one tic at a time with a barrier between tics. It owns everything
+the engines need and cleans all of it up in :meth:`close`: the threads, the leased host port, the
+per-player working folders, and the engine processes themselves (killed by PID when they do not
+exit, since orphaned engines spin at 100% CPU).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from sf_envs.match.bots import write_bots_file
+from sf_envs.match.lockstep import LockStep, MatchError
+from sf_envs.match.player import MEASUREMENTS, MatchPlayer, game_args
+from sf_envs.match.ports import PortLease, lease_port
+from sf_envs.match.scenarios import MatchConfig
+
+__all__ = ["MatchCore"]
+
+logger = logging.getLogger(__name__)
+
+_STAT_NAMES = ("frags", "deaths", "hits", "damage_dealt", "damage_taken")
+_SETTLE_TICS = 2  # bots added at the start can telefrag; baselines are taken after this
+
+
+def _engine_pids(ini_paths: set[str]) -> list[int]:
+    """PIDs of this process's engine children started with one of ``ini_paths`` as config."""
+    me = str(os.getpid())
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = f.read().rsplit(")", 1)[1].split()[1]
+            if parent != me:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "-config" in args and args[args.index("-config") + 1] in ini_paths:
+            pids.append(int(entry))
+    return pids
+
+
+class MatchCore:
+    """One match of ``config.num_agents`` learning agents (plus bots), in lock step.
+
+    Args:
+        config: A validated :class:`~sf_envs.match.scenarios.MatchConfig`.
+        workdir: Parent folder for the per-player folders; a private temporary folder when None.
+
+    Buffers passed to :meth:`reset` and :meth:`step` hold one row per agent: screens of shape
+    ``(num_agents, *options.obs_shape)`` uint8 and, with measurements, ``(num_agents, M)``
+    float32. Agent ``i`` is in-game player ``player_i``; player 0 hosts.
+
+    Raises:
+        MatchError: when an engine fails to start (the match is cleaned up first).
+    """
+
+    #: Game variables in each agent's measurements row, in order.
+    MEASUREMENTS = MEASUREMENTS
+
+    def __init__(self, config: MatchConfig, workdir: str | None = None) -> None:
+        self.config = config
+        self.num_agents = config.num_agents
+        self.agent_names = tuple(f"player_{i}" for i in range(config.num_agents))
+        self.bot_names = tuple(b.name for b in config.bots)
+        self.workdir = tempfile.mkdtemp(prefix="sf_match_", dir=workdir)
+        self.engine_pids: list[int] = []
+        self._port: PortLease | None = None
+        self._lockstep: LockStep | None = None
+        self._closed = False
+        self.players: list[MatchPlayer] = []
+        n = config.num_agents
+        self.rewards = np.zeros(n, dtype=np.float32)
+        self.terminated = np.zeros(n, dtype=bool)  # agents respawn: never terminated
+        self.truncated = np.zeros(n, dtype=bool)
+        self._weights = config.rewards.weights()
+        self._frag_baseline: dict[str, float] = {}
+        #: Frags since the match start of every player in the game, agents and bots, by name.
+        self.scoreboard: dict[str, float] = {}
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        config = self.config
+        self.bots_path = (
+            write_bots_file(os.path.join(self.workdir, "bots.cfg"), config.bots)
+            if config.bots
+            else None
+        )
+        if config.num_agents > 1:
+            self._port = lease_port()
+        port = None if self._port is None else self._port.port
+        self.players = []
+        for i in range(config.num_agents):
+            folder = os.path.join(self.workdir, f"player_{i}")
+            os.makedirs(folder)
+            args = game_args(config, i, port, self.bots_path)
+            self.players.append(MatchPlayer(config, i, folder, args))
+        self._lockstep = LockStep(config.num_agents, config.timeout)
+        try:
+            self._lockstep.run(lambda i: self.players[i].init(), timeout=config.timeout + 15)
+        finally:
+            self.engine_pids = _engine_pids({p.ini_path for p in self.players})
+
+    @property
+    def port(self) -> int | None:
+        """The UDP port the host listens on; None for a single agent (no network)."""
+        return None if self._port is None else self._port.port
+
+    @property
+    def num_actions(self) -> int:
+        return len(self.config.scenario.actions)
+
+    def reset(self, seed: int | None, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
+        """Starts a new match: every player restarts the map, the host adds the bots."""
+        ls = self._live()
+        players = self.players
+        game_seed = None if seed is None else int(seed) % (2**31)
+        bots = list(self.bot_names)
+
+        def restart(i: int) -> None:
+            p = players[i]
+            ls.sync()
+            p.new_episode(game_seed)
+            ls.sync()
+            if i == 0:
+                p.add_bots(bots)
+            ls.sync()
+            p.tics(0, _SETTLE_TICS, ls.sync)
+            p.start_match(obs_out[i], None if meas_out is None else meas_out[i])
+            if i == 0:
+                self._frag_baseline = self._server_frags()
+
+        ls.run(restart)
+        self.scoreboard = dict.fromkeys(self._frag_baseline, 0.0)
+        missing = [b for b in bots if b not in self._frag_baseline]
+        if missing:
+            raise MatchError(f"the engine did not add bots {missing} (bots file {self.bots_path})")
+        self.rewards[:] = 0.0
+        self.truncated[:] = False
+
+    def step(
+        self, actions: np.ndarray, obs_out: np.ndarray, meas_out: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Advances every player by ``frame_skip`` tics in lock step.
+
+        Args:
+            actions: One action index per agent (validated by the caller).
+
+        Returns:
+            ``(rewards, terminated, truncated)``, one entry per agent; arrays owned by the core
+            and overwritten by the next step. All agents are truncated together at the time limit.
+        """
+        ls = self._live()
+        players = self.players
+        skip = self.config.options.frame_skip
+
+        def play(i: int) -> None:
+            p = players[i]
+            p.tics(int(actions[i]), skip, ls.sync)
+            p.finish_step(obs_out[i], None if meas_out is None else meas_out[i])
+            if i == 0:
+                frags = self._server_frags()
+                for name, base in self._frag_baseline.items():
+                    self.scoreboard[name] = frags.get(name, base) - base
+
+        ls.run(play)
+        for i, p in enumerate(players):
+            self.rewards[i] = p.events @ self._weights
+            self.truncated[i] = p.finished
+        return self.rewards, self.terminated, self.truncated
+
+    def _server_frags(self) -> dict[str, float]:
+        """Every player's frag count from the host's scoreboard (the same in every game)."""
+        state = self.players[0].game.get_server_state()
+        return {
+            name: float(frags)
+            for name, frags, present in zip(
+                state.players_names, state.players_frags, state.players_in_game, strict=True
+            )
+            if present
+        }
+
+    def episode_times(self) -> list[int]:
+        """Each player's tic counter: equal for all players after every step (lock step)."""
+        return self._live().run(lambda i: self.players[i].game.get_episode_time())
+
+    def agent_stats(self, i: int) -> dict[str, float]:
+        """Agent ``i``'s counters since the match start plus its placement (1 is best)."""
+        stats = dict(zip(_STAT_NAMES, self.players[i].stats.tolist(), strict=True))
+        frags = self.scoreboard.get(self.agent_names[i], stats["frags"])
+        stats["placement"] = 1 + sum(f > frags for f in self.scoreboard.values())
+        return stats
+
+    def result(self) -> dict[str, Any]:
+        """The match result: frags of every player (bots included), the winner or a draw."""
+        best = max(self.scoreboard.values(), default=0.0)
+        leaders = [name for name, f in self.scoreboard.items() if f == best]
+        return {
+            "frags": dict(self.scoreboard),
+            "winner": leaders[0] if len(leaders) == 1 else None,
+            "draw": len(leaders) != 1,
+        }
+
+    def _live(self) -> LockStep:
+        if self._closed or self._lockstep is None:
+            raise MatchError("the match is closed; create a new one")
+        return self._lockstep
+
+    def close(self) -> None:
+        """Stops the engines (by PID if they linger), frees the port and the folders. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        ls = self._lockstep
+        if ls is not None:
+            try:
+                ls.run(lambda i: self.players[i].close(), timeout=10)
+            except MatchError as exc:
+                logger.warning("closing a broken match: %s", exc)
+            if not ls.stop(timeout=5):
+                logger.warning("match threads did not stop; killing their engines")
+        # Only engines still running with our config paths: a bare PID could have been reused.
+        for pid in _engine_pids({p.ini_path for p in self.players}):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        if self._port is not None:
+            self._port.release()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> MatchCore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,209 @@
+"""Matches as PettingZoo ``ParallelEnv``\\ s, made with :func:`make_match`."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from sf_envs.env import observation_space
+from sf_envs.match.core import MatchCore
+from sf_envs.match.lockstep import MatchError
+from sf_envs.match.scenarios import MatchConfig
+
+__all__ = ["MatchEnv", "make_match"]
+
+
+class MatchEnv(ParallelEnv):
+    """A multiplayer Doom match: agents ``player_0`` ... act at once, scripted bots fill in.
+
+    Agents never terminate (they respawn after a death); all are truncated together at the time
+    limit. Every step, each agent's info holds its counters since the match start (``frags``,
+    ``deaths``, ``hits``, ``damage_dealt``, ``damage_taken``), its ``placement`` (1 is best, bots
+    included) and ``objective``: the unshaped frags of this step, whatever the reward shaping. On
+    the last step it also holds ``win`` (1.0 for the sole leader) and ``match``: frags of every
+    player including bots, the winner (None on a draw) and the bots' names and levels.
+
+    Use :func:`make_match` to create one.
+
+    Example:
+        >>> import sf_envs
+        >>> env = sf_envs.make_match("duel_bots", bot_skill=3, timelimit=0.1)
+        >>> obs, infos = env.reset(seed=0)
+        >>> obs["player_0"].shape
+        (3, 72, 128)
+        >>> env.close()
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "sf_match_v0",
+        "render_modes": ["rgb_array"],
+        "render_fps": 35,
+        "is_parallelizable": True,
+    }
+
+    def __init__(
+        self, config: MatchConfig, render_mode: str | None = None, workdir: str | None = None
+    ) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.config = config
+        self.render_mode = render_mode
+        n = config.num_agents
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agents: list[str] = []
+        self._obs_space = observation_space(config.options, len(MatchCore.MEASUREMENTS))
+        self._action_space = spaces.Discrete(len(config.scenario.actions))
+        self._screens = np.zeros((n, *config.options.obs_shape), dtype=np.uint8)
+        self._meas = (
+            np.zeros((n, len(MatchCore.MEASUREMENTS)), dtype=np.float32)
+            if config.options.measurements
+            else None
+        )
+        self._actions = np.zeros(n, dtype=np.int64)
+        self._bots = [{"name": b.name, "level": b.level} for b in config.bots]
+        self._core: MatchCore | None = MatchCore(config, workdir)
+
+    @functools.cache  # noqa: B019 - PettingZoo wants the same object per agent
+    def observation_space(self, agent: str) -> spaces.Space:
+        self._index(agent)
+        return self._obs_space
+
+    @functools.cache  # noqa: B019
+    def action_space(self, agent: str) -> spaces.Space:
+        self._index(agent)
+        return self._action_space
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        core = self._live_core()
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        elif not hasattr(self, "_rng"):
+            self._rng = np.random.default_rng()
+        # Later unseeded resets draw from the seeded generator, so a seeded run stays reproducible.
+        core.reset(int(self._rng.integers(2**31)), self._screens, self._meas)
+        self.agents = list(self.possible_agents)
+        infos = {a: {**self._stats(i), "bots": self._bots} for i, a in enumerate(self.agents)}
+        return self._observations(), infos
+
+    def step(
+        self, actions: dict[str, Any]
+    ) -> tuple[
+        dict[str, Any],
+        dict[str, float],
+        dict[str, bool],
+        dict[str, bool],
+        dict[str, dict[str, Any]],
+    ]:
+        core = self._live_core()
+        if not self.agents:
+            raise RuntimeError(
+                "step() called before reset() or after the match ended; call reset()"
+            )
+        self._check_actions(actions)
+        rewards, terminated, truncated = core.step(self._actions, self._screens, self._meas)
+        agents = self.agents
+        infos = {a: self._stats(i) for i, a in enumerate(agents)}
+        if truncated.any():
+            result = {**core.result(), "bots": self._bots}
+            for agent, info in infos.items():
+                info["win"] = float(result["winner"] == agent)
+                info["match"] = result
+            self.agents = []
+        return (
+            self._observations(agents),
+            dict(zip(agents, rewards.tolist(), strict=True)),
+            dict(zip(agents, terminated.tolist(), strict=True)),
+            dict(zip(agents, truncated.tolist(), strict=True)),
+            infos,
+        )
+
+    def render(self) -> np.ndarray | None:
+        """``player_0``'s full-resolution view (HWC RGB) with ``render_mode="rgb_array"``."""
+        if self.render_mode != "rgb_array":
+            return None
+        screen = self._live_core().players[0].last_screen
+        return None if screen is None else np.ascontiguousarray(screen.transpose(1, 2, 0))
+
+    def close(self) -> None:
+        if self._core is not None:
+            self._core.close()
+            self._core = None
+        self.agents = []
+
+    @property
+    def core(self) -> MatchCore:
+        """The underlying lock-step core (tic counters, scoreboard, engine PIDs, port)."""
+        return self._live_core()
+
+    def _stats(self, i: int) -> dict[str, Any]:
+        stats: dict[str, Any] = self._core.agent_stats(i)
+        stats["objective"] = float(self._core.players[i].events[0])
+        return stats
+
+    def _observations(self, agents: list[str] | None = None) -> dict[str, Any]:
+        # Copies, so that observations a caller keeps are not overwritten by the next step.
+        agents = self.agents if agents is None else agents
+        if self._meas is None:
+            return {a: self._screens[i].copy() for i, a in enumerate(agents)}
+        return {
+            a: {"screen": self._screens[i].copy(), "measurements": self._meas[i].copy()}
+            for i, a in enumerate(agents)
+        }
+
+    def _index(self, agent: str) -> int:
+        try:
+            return self.possible_agents.index(agent)
+        except ValueError:
+            raise ValueError(
+                f"unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}"
+            ) from None
+
+    def _check_actions(self, actions: dict[str, Any]) -> None:
+        if not isinstance(actions, dict) or set(actions) != set(self.agents):
+            given = sorted(actions) if isinstance(actions, dict) else actions
+            raise ValueError(f"step() needs one action for each of {self.agents}, got {given!r}")
+        n = self._action_space.n
+        for agent, action in actions.items():
+            if (
+                isinstance(action, (int, np.integer))
+                and not isinstance(action, bool)
+                and 0 <= action < n
+            ) or (
+                isinstance(action, np.ndarray)
+                and action.shape == ()
+                and action.dtype.kind in "iu"
+                and 0 <= action < n
+            ):
+                self._actions[self._index(agent)] = int(action)
+            else:
+                raise ValueError(
+                    f"action {action!r} of {agent} is not in Discrete({n}): "
+                    f"pass an integer in [0, {n})"
+                )
+
+    def _live_core(self) -> MatchCore:
+        if self._core is None:
+            raise MatchError(f"this {self.config.scenario.name} match is closed; make a new one")
+        return self._core
+
+
+def make_match(
+    scenario: str, *, render_mode: str | None = None, workdir: str | None = None, **kwargs: Any
+) -> MatchEnv:
+    """Creates a match env: ``make_match("duel_bots", bot_skill=3, frame_skip=4)``.
+
+    Every setting is validated before any engine starts (a bad multiplayer setup segfaults
+    Python inside the engine rather than raising); see
+    :meth:`~sf_envs.match.scenarios.MatchConfig.create` for the keyword arguments.
+
+    Raises:
+        ValueError: listing every invalid setting and its fix.
+        MatchError: when the engines fail to start.
+    """
+    return MatchEnv(MatchConfig.create(scenario, **kwargs), render_mode, workdir)

@@ -1,0 +1,207 @@
+"""One player's DoomGame in a match: configuration, tics, observation and event counters.
+
+A :class:`MatchPlayer` is driven only from its own lock-step thread. It turns the engine's
+cumulative game variables into per-step events (frags, deaths, hits, damage, pickups) measured
+from a baseline taken at the start of each match, because the engine's counters are not all reset
+by ``new_episode()`` (deaths accumulate) and bots spawning at the start can telefrag.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+import vizdoom
+
+from sf_envs.game import FramePipeline
+from sf_envs.match.rewards import EVENTS
+from sf_envs.match.scenarios import MatchConfig
+
+__all__ = ["MEASUREMENTS", "STAT_VARIABLES", "MatchPlayer", "game_args"]
+
+#: Cumulative counters reported per agent, scored from the match-start baseline.
+STAT_VARIABLES: tuple[str, ...] = (
+    "FRAGCOUNT",
+    "DEATHCOUNT",
+    "HITCOUNT",
+    "DAMAGECOUNT",
+    "DAMAGE_TAKEN",
+)
+#: Game variables in the optional measurements vector.
+MEASUREMENTS: tuple[str, ...] = ("HEALTH", "ARMOR", "SELECTED_WEAPON", "SELECTED_WEAPON_AMMO")
+_WEAPONS = tuple(f"WEAPON{i}" for i in range(1, 8))
+_AMMO = tuple(f"AMMO{i}" for i in range(2, 6))
+_VARIABLES = tuple(dict.fromkeys((*STAT_VARIABLES, *MEASUREMENTS, *_WEAPONS, *_AMMO)))
+_GAME_VARIABLES = tuple(getattr(vizdoom.GameVariable, v) for v in _VARIABLES)
+_IX = {name: i for i, name in enumerate(_VARIABLES)}
+_STAT_IX = np.array([_IX[v] for v in STAT_VARIABLES], dtype=np.intp)
+_MEAS_IX = np.array([_IX[v] for v in MEASUREMENTS], dtype=np.intp)
+_WEAPON_IX = np.array([_IX[v] for v in _WEAPONS], dtype=np.intp)
+_AMMO_IX = np.array([_IX[v] for v in _AMMO], dtype=np.intp)
+_EVENT_IX = {name: i for i, name in enumerate(EVENTS)}
+
+
+def game_args(config: MatchConfig, index: int, port: int | None, bots_path: str | None) -> str:
+    """Console arguments for player ``index``: the host (0) sets the rules, the others join."""
+    name = f"+name player_{index} +colorset {index}"
+    if index > 0:
+        return f"-join 127.0.0.1 -port {port} {name}"
+    network = f"-host {config.num_agents}" + (f" -port {port}" if config.num_agents > 1 else "")
+    rules = (
+        f"-deathmatch +timelimit {config.timelimit:g} +sv_forcerespawn 1 +sv_noautoaim 1 "
+        "+sv_respawnprotect 1 +sv_spawnfarthest 1 +sv_nocrouch 1 +viz_respawn_delay 1 "
+        f"+viz_connect_timeout {max(int(config.timeout), 1)}"
+    )
+    bots = f" +viz_bots_path {bots_path}" if bots_path else ""
+    return f"{network} {rules}{bots} {config.map.game_args} {name}".replace("  ", " ")
+
+
+class MatchPlayer:
+    """One player of a match; every method runs on this player's lock-step thread.
+
+    Args:
+        config: The match config.
+        index: Player index; 0 hosts.
+        workdir: This player's own folder (ViZDoom's ini, crash logs).
+        args: Console arguments from :func:`game_args`.
+    """
+
+    def __init__(self, config: MatchConfig, index: int, workdir: str, args: str) -> None:
+        self.index = index
+        self.config = config
+        self.ini_path = os.path.join(workdir, "_vizdoom.ini")
+        self._args = args
+        self._buttons = [
+            [float(b in action) for b in config.scenario.buttons]
+            for action in config.scenario.actions
+        ]
+        self._frames = FramePipeline(config.options)
+        self.game: vizdoom.DoomGame | None = None
+        self.values = np.zeros(len(_VARIABLES), dtype=np.float64)
+        self._previous = np.zeros_like(self.values)
+        self._baseline = np.zeros(len(STAT_VARIABLES), dtype=np.float64)
+        #: Cumulative stats since the match start, in :data:`STAT_VARIABLES` order.
+        self.stats = np.zeros(len(STAT_VARIABLES), dtype=np.float64)
+        #: Event counts of the last step, in :data:`~sf_envs.match.rewards.EVENTS` order.
+        self.events = np.zeros(len(EVENTS), dtype=np.float64)
+        self._was_dead = False
+        #: The latest full-resolution screen, for rendering.
+        self.last_screen: np.ndarray | None = None
+        self.finished = False
+        self.timed_out = False
+
+    def init(self) -> None:
+        """Creates and starts the engine; the host returns once every player has joined."""
+        game = vizdoom.DoomGame()
+        m = self.config.map
+        game.set_doom_game_path(m.iwad_path)
+        if m.wad_path is not None:
+            game.set_doom_scenario_path(m.wad_path)
+        game.set_doom_map(m.doom_map)
+        game.set_doom_config_path(self.ini_path)
+        game.set_window_visible(False)
+        game.set_sound_enabled(False)
+        game.set_mode(vizdoom.Mode.PLAYER)
+        game.set_screen_format(vizdoom.ScreenFormat.CRCGCB)
+        game.set_screen_resolution(
+            getattr(vizdoom.ScreenResolution, self.config.options.resolution_mode)
+        )
+        game.set_render_hud(True)
+        game.set_available_buttons(
+            [getattr(vizdoom.Button, b) for b in self.config.scenario.buttons]
+        )
+        game.set_available_game_variables(list(_GAME_VARIABLES))
+        game.set_episode_timeout(0)  # +timelimit ends the match, on the same tic for everyone
+        game.add_game_args(self._args)
+        self.game = game
+        game.init()
+
+    def new_episode(self, seed: int | None) -> None:
+        if seed is not None:
+            self.game.set_seed(seed)
+        self.game.new_episode()
+        self.finished = self.timed_out = False
+
+    def add_bots(self, names: list[str]) -> None:
+        for name in names:
+            self.game.send_game_command(f"addbot {name}")
+
+    def tics(self, action: int, count: int, sync: Callable[[], None]) -> None:
+        """Plays ``action`` for ``count`` tics, meeting the other players after every tic.
+
+        A player whose match already ended still meets the barrier, so nobody waits forever.
+        """
+        game = self.game
+        game.set_action(self._buttons[action])
+        for t in range(count):
+            if not self.finished:
+                game.advance_action(1, t == count - 1)
+                self.finished = game.is_episode_finished()
+            sync()
+        if self.finished:
+            self.timed_out = game.is_episode_timeout_reached()
+
+    def start_match(self, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
+        """Takes the baselines after bots joined and writes the first observation."""
+        state = self._read()
+        self._baseline[:] = self.values[_STAT_IX]
+        self.stats[:] = 0.0
+        self.events[:] = 0.0
+        self._previous[:] = self.values
+        self._was_dead = self.game.is_player_dead()
+        self._observe(state, obs_out, meas_out, first=True)
+
+    def finish_step(self, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
+        """Updates stats and events after a step; at the end ``obs_out`` keeps the last frame."""
+        state = self._read()
+        self.stats[:] = self.values[_STAT_IX] - self._baseline
+        delta = self.values - self._previous
+        ev = self.events
+        ev[_EVENT_IX["frag"]] = delta[_IX["FRAGCOUNT"]]
+        ev[_EVENT_IX["death"]] = delta[_IX["DEATHCOUNT"]]
+        ev[_EVENT_IX["hit"]] = delta[_IX["HITCOUNT"]]
+        ev[_EVENT_IX["damage"]] = delta[_IX["DAMAGECOUNT"]]
+        ev[_EVENT_IX["damage_taken"]] = delta[_IX["DAMAGE_TAKEN"]]
+        dead = self.game.is_player_dead()
+        # A respawn refills health, armor and ammo: that is not a pickup.
+        alive_through = not (dead or self._was_dead or delta[_IX["DEATHCOUNT"]] > 0)
+        if alive_through:
+            ev[_EVENT_IX["health"]] = max(delta[_IX["HEALTH"]], 0.0)
+            ev[_EVENT_IX["armor"]] = max(delta[_IX["ARMOR"]], 0.0)
+            owned = np.count_nonzero(self.values[_WEAPON_IX] > 0)
+            before = np.count_nonzero(self._previous[_WEAPON_IX] > 0)
+            ev[_EVENT_IX["weapon"]] = max(owned - before, 0)
+            ev[_EVENT_IX["ammo"]] = np.maximum(delta[_AMMO_IX], 0.0).sum()
+        else:
+            ev[_EVENT_IX["health"] :] = 0.0
+        self._was_dead = dead
+        self._previous[:] = self.values
+        self._observe(state, obs_out, meas_out, first=False)
+
+    def _read(self) -> vizdoom.GameState | None:
+        state = self.game.get_state()
+        if state is not None:
+            self.values[:] = state.game_variables
+        else:  # after the last tic there is no state; the counters are still readable
+            for i, variable in enumerate(_GAME_VARIABLES):
+                self.values[i] = self.game.get_game_variable(variable)
+        return state
+
+    def _observe(
+        self,
+        state: vizdoom.GameState | None,
+        obs_out: np.ndarray,
+        meas_out: np.ndarray | None,
+        first: bool,
+    ) -> None:
+        if meas_out is not None:
+            meas_out[:] = self.values[_MEAS_IX]
+        if state is not None:
+            self.last_screen = state.screen_buffer
+            self._frames(state.screen_buffer, obs_out, first)
+
+    def close(self) -> None:
+        if self.game is not None:
+            self.game.close()
+            self.game = None

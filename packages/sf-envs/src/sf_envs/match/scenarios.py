@@ -1,0 +1,293 @@
+"""The registry of multiplayer match scenarios and the validated config of one match.
+
+Every scenario is one declarative :class:`MatchScenario` entry; :meth:`MatchConfig.create` turns
+a scenario name plus user overrides into a checked config, reporting every problem at once. All
+of it runs before any engine starts, because a bad setup inside ``DoomGame.init()`` (too many
+players for a map, no deathmatch starts) segfaults Python instead of raising.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+import vizdoom
+
+from sf_envs.match.bots import BOT_LEVELS, BotSpec, bot_specs
+from sf_envs.match.maps import MatchMap, get_map
+from sf_envs.match.rewards import RewardConfig
+from sf_envs.options import DoomOptions
+
+__all__ = [
+    "MATCH_SCENARIOS",
+    "MatchConfig",
+    "MatchScenario",
+    "get_match_scenario",
+    "match_scenario_names",
+]
+
+_MOVE_AND_SHOOT = (
+    "MOVE_FORWARD",
+    "MOVE_BACKWARD",
+    "MOVE_LEFT",
+    "MOVE_RIGHT",
+    "TURN_LEFT",
+    "TURN_RIGHT",
+    "ATTACK",
+    "SELECT_NEXT_WEAPON",
+)
+_COMBOS = (
+    ("MOVE_FORWARD", "TURN_LEFT"),
+    ("MOVE_FORWARD", "TURN_RIGHT"),
+    ("MOVE_FORWARD", "ATTACK"),
+    ("TURN_LEFT", "ATTACK"),
+    ("TURN_RIGHT", "ATTACK"),
+)
+
+
+@dataclass(frozen=True)
+class MatchScenario:
+    """One kind of match: who plays where, for how long, with which controls.
+
+    Attributes:
+        name: Short snake_case name passed to ``make_match``.
+        map: Default map name (see :mod:`sf_envs.match.maps`); overridable per match.
+        num_agents: Default number of learning agents, within ``agents_range``.
+        num_bots: Default number of scripted bots, within ``bots_range``.
+        agents_range: Inclusive ``(min, max)`` learning agents.
+        bots_range: Inclusive ``(min, max)`` bots.
+        timelimit: Match length in minutes of game time (35 tics per second).
+        buttons: The buttons every agent controls.
+        combos: Multi-button actions on top of no-op and each single button.
+        description: One line for listings.
+    """
+
+    name: str
+    map: str
+    num_agents: int
+    num_bots: int
+    agents_range: tuple[int, int]
+    bots_range: tuple[int, int]
+    timelimit: float
+    description: str
+    buttons: tuple[str, ...] = _MOVE_AND_SHOOT
+    combos: tuple[tuple[str, ...], ...] = _COMBOS
+    _actions: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = [b for b in chain(self.buttons, *self.combos) if not hasattr(vizdoom.Button, b)]
+        if unknown:
+            raise ValueError(f"match scenario {self.name!r}: unknown ViZDoom buttons {unknown}")
+        get_map(self.map)
+        object.__setattr__(self, "_actions", ((), *((b,) for b in self.buttons), *self.combos))
+
+    @property
+    def actions(self) -> tuple[tuple[str, ...], ...]:
+        """The discrete action set: index 0 is no-op, then each button, then the combos."""
+        return self._actions
+
+
+MATCH_SCENARIOS: dict[str, MatchScenario] = {
+    s.name: s
+    for s in (
+        MatchScenario(
+            "duel",
+            map="multi_duel",
+            num_agents=2,
+            num_bots=0,
+            agents_range=(2, 2),
+            bots_range=(0, 0),
+            timelimit=2.0,
+            description="Two learning agents, one on one (self-play).",
+        ),
+        MatchScenario(
+            "duel_bots",
+            map="multi_duel",
+            num_agents=1,
+            num_bots=1,
+            agents_range=(1, 1),
+            bots_range=(1, 1),
+            timelimit=2.0,
+            description="One learning agent against one scripted bot.",
+        ),
+        MatchScenario(
+            "deathmatch_bots",
+            map="cig_map02",
+            num_agents=1,
+            num_bots=7,
+            agents_range=(1, 1),
+            bots_range=(1, 7),
+            timelimit=4.0,
+            description="One learning agent against 1-7 scripted bots, free for all.",
+        ),
+        MatchScenario(
+            "deathmatch",
+            map="cig_map02",
+            num_agents=4,
+            num_bots=0,
+            agents_range=(2, 8),
+            bots_range=(0, 6),
+            timelimit=4.0,
+            description="2-8 learning agents, optionally with scripted bots, free for all.",
+        ),
+    )
+}
+
+
+def match_scenario_names() -> list[str]:
+    return sorted(MATCH_SCENARIOS)
+
+
+def get_match_scenario(name: str) -> MatchScenario:
+    """Returns the match scenario called ``name``; a ValueError lists the known ones otherwise."""
+    try:
+        return MATCH_SCENARIOS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown match scenario {name!r}; known: {', '.join(match_scenario_names())}"
+        ) from None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """Everything one match needs, validated: built by :meth:`create`, not by hand.
+
+    Attributes:
+        scenario: The match scenario.
+        map: The map played.
+        num_agents: Learning agents (``player_0`` is the host).
+        bots: The scripted bots, names and levels.
+        timelimit: Minutes of game time per match.
+        options: Frame skip and observation options, shared by all agents.
+        rewards: Reward shaping weights.
+        timeout: Seconds any wait on the engine may take before the match is declared hung.
+    """
+
+    scenario: MatchScenario
+    map: MatchMap
+    num_agents: int
+    bots: tuple[BotSpec, ...]
+    timelimit: float
+    options: DoomOptions
+    rewards: RewardConfig
+    timeout: float
+
+    @property
+    def num_players(self) -> int:
+        return self.num_agents + len(self.bots)
+
+    @classmethod
+    def create(
+        cls,
+        scenario: str | MatchScenario,
+        *,
+        num_agents: int | None = None,
+        num_bots: int | None = None,
+        bot_skill: int | Sequence[int] = 3,
+        map: str | None = None,
+        timelimit: float | None = None,
+        rewards: RewardConfig | dict[str, float] | str | None = None,
+        timeout: float = 30.0,
+        **options: Any,
+    ) -> MatchConfig:
+        """Validates a match setup; every problem is reported in one ValueError.
+
+        Args:
+            scenario: A match scenario or its name.
+            num_agents: Learning agents; the scenario's default when None.
+            num_bots: Scripted bots; the scenario's default when None.
+            bot_skill: One level 1-5 for all bots, or one level per bot.
+            map: Map name; the scenario's default when None.
+            timelimit: Minutes per match; the scenario's default when None.
+            rewards: See :meth:`RewardConfig.create`.
+            timeout: Seconds before a wait on the engine counts as a hang.
+            **options: :class:`~sf_envs.options.DoomOptions` fields (frame_skip, obs_size, ...).
+        """
+        if not isinstance(scenario, MatchScenario):
+            scenario = get_match_scenario(scenario)
+        errors: list[str] = []
+        match_map = None
+        try:
+            match_map = get_map(scenario.map if map is None else map)
+        except ValueError as exc:
+            errors.append(str(exc))
+        agents = scenario.num_agents if num_agents is None else num_agents
+        n_bots = scenario.num_bots if num_bots is None else num_bots
+        for what, value, (low, high) in (
+            ("num_agents", agents, scenario.agents_range),
+            ("num_bots", n_bots, scenario.bots_range),
+        ):
+            if not _is_int(value) or not low <= value <= high:
+                errors.append(
+                    f"{scenario.name} takes {what} in [{low}, {high}], got {value!r}; "
+                    "pick another scenario for other line-ups"
+                )
+        if (
+            match_map is not None
+            and _is_int(agents)
+            and _is_int(n_bots)
+            and agents + n_bots > match_map.max_players
+        ):
+            errors.append(
+                f"map {match_map.name} holds at most {match_map.max_players} players "
+                f"(more crash the engine), got {agents} agents + {n_bots} bots; lower "
+                f"num_bots to {max(match_map.max_players - agents, 0)} or choose a bigger "
+                "map such as cig_map01"
+            )
+        levels = cls._bot_levels(bot_skill, n_bots if _is_int(n_bots) else 0, errors)
+        limit = scenario.timelimit if timelimit is None else timelimit
+        if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
+            errors.append(f"timelimit must be a positive number of minutes, got {limit!r}")
+        if not isinstance(timeout, (int, float)) or timeout <= 0:
+            errors.append(f"timeout must be a positive number of seconds, got {timeout!r}")
+        reward_config = None
+        try:
+            reward_config = RewardConfig.create(rewards)
+        except ValueError as exc:
+            errors.append(str(exc))
+        doom_options = None
+        try:
+            doom_options = DoomOptions.create(**options)
+        except TypeError:
+            errors.append(
+                f"unknown options {sorted(options)}; match options are num_agents, num_bots, "
+                "bot_skill, map, timelimit, rewards, timeout and the DoomOptions fields "
+                "(frame_skip, resolution, obs_size, grayscale, frame_stack, measurements, "
+                "interpolation)"
+            )
+        except ValueError as exc:
+            errors.append(str(exc))
+        if errors:
+            raise ValueError(f"invalid {scenario.name} match:\n  - " + "\n  - ".join(errors))
+        return cls(
+            scenario=scenario,
+            map=match_map,
+            num_agents=agents,
+            bots=tuple(bot_specs(levels)),
+            timelimit=float(limit),
+            options=doom_options,
+            rewards=reward_config,
+            timeout=float(timeout),
+        )
+
+    @staticmethod
+    def _bot_levels(bot_skill: Any, n_bots: int, errors: list[str]) -> list[int]:
+        levels = [bot_skill] * n_bots if _is_int(bot_skill) else bot_skill
+        if not isinstance(levels, Sequence) or isinstance(levels, str):
+            errors.append(f"bot_skill must be a level or a list of levels, got {bot_skill!r}")
+            return []
+        levels = list(levels)
+        if len(levels) != n_bots:
+            errors.append(f"bot_skill lists {len(levels)} levels for {n_bots} bots; give one each")
+        bad = [lv for lv in levels if not _is_int(lv) or lv not in BOT_LEVELS]
+        if bad or (_is_int(bot_skill) and bot_skill not in BOT_LEVELS):
+            errors.append(
+                f"bot skill levels are {min(BOT_LEVELS)}..{max(BOT_LEVELS)}, got {bot_skill!r}"
+            )
+        return levels if not bad and len(levels) == n_bots else []
