@@ -11,15 +11,19 @@ from sf_envs.match import MatchEnv, make_match, match_scenario_names
 from sf_envs.options import DoomOptions
 from sf_envs.registration import env_ids, make, register_envs
 from sf_envs.scenarios import SCENARIOS, Scenario, get_scenario, scenario_names
+from sf_envs.vector import DoomAsyncVectorEnv, DoomVectorEnv, VectorEnvError
 
 __all__ = [
     "SCENARIOS",
     "ClosedEnvError",
+    "DoomAsyncVectorEnv",
     "DoomCore",
     "DoomEnv",
     "DoomOptions",
+    "DoomVectorEnv",
     "MatchEnv",
     "Scenario",
+    "VectorEnvError",
     "env_ids",
     "get_scenario",
     "make",

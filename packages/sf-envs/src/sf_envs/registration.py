@@ -24,6 +24,7 @@ def register_envs() -> None:
         gym.register(
             id=scenario.env_id,
             entry_point="sf_envs.env:DoomEnv",
+            vector_entry_point="sf_envs.vector.make:make_vec",
             kwargs={"scenario": scenario.name},
         )
 

@@ -127,6 +127,12 @@ class DoomVectorEnv(VectorEnv):
         """Stops the workers and frees shared memory (``close()`` makes it idempotent)."""
         self._client.close()
 
+    def __enter__(self) -> DoomVectorEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _run(self, engine: Any, opcode: bytes) -> None:
         engine.submit(opcode, self._all)
         remaining = len(self._all)

@@ -1,0 +1,197 @@
+"""Contract tests of the vector engine's two faces: spaces, autoreset, infos, make_vec, errors."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.error import AlreadyPendingCallError, ClosedEnvironmentError, NoAsyncCallError
+from gymnasium.vector import AutoresetMode
+
+import sf_envs
+from sf_envs.vector import DoomAsyncVectorEnv, DoomVectorEnv
+
+# Small and quick: frame skip 10 ends basic's 300-tic episodes within 30 steps.
+FAST = {"obs_size": (64, 36), "frame_skip": 10}
+N = 4
+
+
+@pytest.fixture(scope="module")
+def next_env():
+    env = DoomVectorEnv("basic", num_envs=N, num_workers=2, **FAST)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def same_env():
+    env = DoomVectorEnv("basic", num_envs=N, num_workers=2, autoreset_mode="SameStep", **FAST)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def pool():
+    env = DoomAsyncVectorEnv("basic", num_envs=N, batch_size=2, num_workers=2, **FAST)
+    yield env
+    env.close()
+
+
+def _run_until_done(env, rng, max_steps=60):
+    for _ in range(max_steps):
+        out = env.step(rng.integers(0, 4, size=N))
+        if out[4].get("_episode", np.zeros(N, bool)).any():
+            return out
+    raise AssertionError("no episode ended")
+
+
+def test_spaces_single_vs_batched(next_env):
+    assert next_env.single_observation_space == gym.spaces.Box(0, 255, (3, 36, 64), np.uint8)
+    assert next_env.observation_space.shape == (N, 3, 36, 64)
+    assert next_env.single_action_space == gym.spaces.Discrete(4)
+    assert next_env.action_space == gym.spaces.MultiDiscrete([4] * N)
+    obs, info = next_env.reset(seed=0)
+    assert obs in next_env.observation_space
+    assert next_env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+
+
+def test_info_has_game_variables_with_masks(next_env):
+    _, info = next_env.reset(seed=0)
+    assert info["health"].shape == (N,) and info["_health"].all()
+    assert (info["health"] == 100).all()
+    assert "episode" not in info
+
+
+def test_next_step_autoreset(next_env):
+    rng = np.random.default_rng(0)
+    next_env.reset(seed=1)
+    obs, reward, terminated, truncated, info = _run_until_done(next_env, rng)
+    done = terminated | truncated
+    assert (info["_episode"] == done).all() and (info["episode"]["_r"] == done).all()
+    assert info["episode"]["l"][done].min() >= 1
+    assert info["episode"]["r"].dtype == np.float32 and info["episode"]["l"].dtype == np.int32
+    obs2, reward2, term2, trunc2, info2 = next_env.step(np.zeros(N, np.int64))
+    assert (reward2[done] == 0).all() and not term2[done].any() and not trunc2[done].any()
+
+
+def test_same_step_autoreset(same_env):
+    rng = np.random.default_rng(0)
+    same_env.reset(seed=1)
+    obs, reward, terminated, truncated, info = _run_until_done(same_env, rng)
+    done = terminated | truncated
+    assert (info["_final_obs"] == done).all() and (info["_final_info"] == done).all()
+    i = int(np.flatnonzero(done)[0])
+    assert info["final_obs"].shape == (N, 3, 36, 64)
+    assert not np.array_equal(info["final_obs"][i], obs[i])  # obs is the next episode's first
+    assert info["final_info"]["_episode"][i] and info["final_info"]["episode"]["l"][i] >= 1
+    assert same_env.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    # The next step continues the new episode: nothing ended, no final entries.
+    _, _, term2, trunc2, info2 = same_env.step(np.zeros(N, np.int64))
+    assert not (term2[i] or trunc2[i]) or "final_obs" in info2
+
+
+def test_seeding_is_reproducible(next_env):
+    other = DoomVectorEnv("basic", num_envs=N, num_workers=1, **FAST)
+    try:
+        actions = np.random.default_rng(3).integers(0, 4, size=(40, N))
+        a, _ = next_env.reset(seed=7)
+        b, _ = other.reset(seed=7)
+        assert np.array_equal(a, b)
+        for act in actions:  # crosses episode ends: autoresets are seeded too
+            oa, ra, *_ = next_env.step(act)
+            ob, rb, *_ = other.step(act)
+            assert np.array_equal(oa, ob) and np.array_equal(ra, rb)
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize(
+    ("actions", "needle"),
+    [
+        (np.zeros(N + 1, np.int64), f"shape ({N},)"),
+        (np.zeros(N, np.float32), "integer array"),
+        (np.full(N, 4), "Discrete(4)"),
+        (np.full(N, -1), "Discrete(4)"),
+    ],
+)
+def test_bad_actions_name_the_space(next_env, actions, needle):
+    next_env.reset(seed=0)
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        next_env.step(actions)
+
+
+def test_make_vec_paths():
+    venv = gym.make_vec("sf/DoomBasic-v0", num_envs=2, num_workers=1, **FAST)
+    try:
+        assert isinstance(venv, DoomVectorEnv) and venv.spec.id == "sf/DoomBasic-v0"
+    finally:
+        venv.close()
+    pool = gym.make_vec("sf/DoomBasic-v0", num_envs=2, batch_size=1, num_workers=1, **FAST)
+    try:
+        assert isinstance(pool, DoomAsyncVectorEnv)
+        assert pool.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    finally:
+        pool.close()
+    for mode, cls in (("sync", gym.vector.SyncVectorEnv), ("async", gym.vector.AsyncVectorEnv)):
+        env = gym.make_vec("sf/DoomBasic-v0", num_envs=2, vectorization_mode=mode, **FAST)
+        try:
+            assert isinstance(env, cls)
+            obs, _ = env.reset(seed=0)
+            assert obs.shape == (2, 3, 36, 64)
+            env.step(np.zeros(2, np.int64))
+        finally:
+            env.close()
+    assert sf_envs.DoomVectorEnv is DoomVectorEnv
+
+
+def test_async_partial_batches_and_env_ids(pool):
+    pool.async_reset(seed=0)
+    seen = []
+    for _ in range(2):
+        obs, reward, terminated, truncated, info = pool.recv()
+        assert obs.shape == (2, 3, 36, 64) and info["env_id"].dtype == np.int32
+        assert info["env_id"].shape == (2,) and reward.shape == (2,)
+        seen += info["env_id"].tolist()
+    assert sorted(seen) == list(range(N))
+    rng = np.random.default_rng(0)
+    pool.send(rng.integers(0, 4, size=2), np.array(seen[:2]))
+    pool.send(rng.integers(0, 4, size=2), np.array(seen[2:]))
+    ended = 0
+    for _ in range(80):
+        obs, reward, terminated, truncated, info = pool.recv()
+        done = terminated | truncated
+        assert (info["_episode"] == done).all() and (info["_final_obs"] == done).all()
+        ended += int(done.sum())
+        if done.any():
+            assert info["episode"]["l"][done].min() >= 1
+        pool.send(rng.integers(0, 4, size=2), info["env_id"])
+    assert ended > 0
+    assert pool.zero_copy_batches + pool.gathered_batches > 0
+
+
+def test_async_state_errors(pool):
+    pool.async_reset(seed=0)
+    obs, *_, info = pool.recv()
+    with pytest.raises(AlreadyPendingCallError):
+        pool.send(np.zeros(2, np.int64), np.array(sorted(set(range(N)) - set(info["env_id"]))))
+    pool.send(np.zeros(2, np.int64), info["env_id"])
+    pool.recv()
+    pool.recv()
+    with pytest.raises(NoAsyncCallError, match="send"):
+        pool.recv()
+    with pytest.raises(ValueError, match="distinct"):
+        pool.send(np.zeros(2, np.int64), np.array([0, 0]))
+    with pytest.raises(ValueError, match=r"in \[0, 4\)"):
+        pool.send(np.zeros(1, np.int64), np.array([N]))
+
+
+def test_use_after_close_is_a_clear_error():
+    env = DoomAsyncVectorEnv("basic", num_envs=2, num_workers=1, **FAST)
+    with pytest.raises(NoAsyncCallError, match="async_reset"):
+        env.send(np.zeros(2, np.int64))
+    env.close()
+    env.close()
+    with pytest.raises(ClosedEnvironmentError, match="closed"):
+        env.async_reset()
+    with pytest.raises(ClosedEnvironmentError):
+        env.recv()
