@@ -295,7 +295,9 @@ class Engine:
         for worker in busy:
             if worker.proc is not None and worker.deadline <= now:  # type: ignore[operator]
                 if worker.ready:
-                    self._fail(worker, f"no answer within step_timeout_s={self.step_timeout_s:g} (hung)")
+                    self._fail(
+                        worker, f"no answer within step_timeout_s={self.step_timeout_s:g} (hung)"
+                    )
                 else:
                     self._fail(worker, f"not ready within start_timeout_s={self.start_timeout_s:g}")
 

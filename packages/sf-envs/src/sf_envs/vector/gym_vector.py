@@ -179,4 +179,3 @@ class DoomVectorEnv(VectorEnv):
         if isinstance(value, dict):
             return {k: self._output(v) for k, v in value.items()}
         return value.copy()
-

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 __all__ = ["group_members", "kill_group"]
 
@@ -17,7 +18,11 @@ _SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
 
 
 def group_members(pgid: int) -> list[int]:
-    """Process ids whose process group is ``pgid``."""
+    """Live (not zombie) process ids whose process group is ``pgid``.
+
+    Zombies are skipped: an engine orphaned by a killed worker is reparented to PID 1, which in
+    a container may never reap it, yet a zombie holds no memory and burns no CPU.
+    """
     members = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -29,7 +34,7 @@ def group_members(pgid: int) -> list[int]:
             continue
         # Fields after the command name, which may itself contain spaces or parentheses.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if int(fields[2]) == pgid:
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
             members.append(int(entry))
     return members
 
@@ -46,13 +51,20 @@ def _instance_id(pid: int) -> str | None:
     return None
 
 
-def kill_group(pgid: int) -> None:
-    """SIGKILLs every process in group ``pgid`` and removes its engines' shared memory."""
-    ids = [i for i in map(_instance_id, group_members(pgid)) if i]
+def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
+    """SIGKILLs every process in group ``pgid``, waits (bounded) until they are dead, and
+    removes their engines' shared memory."""
+    members = group_members(pgid)
+    if not members:
+        return
+    ids = [i for i in map(_instance_id, members) if i]
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    deadline = time.monotonic() + timeout_s
+    while group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
     for instance in ids:
         for prefix in _SHM_PREFIXES:
             try:

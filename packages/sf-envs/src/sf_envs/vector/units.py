@@ -122,7 +122,9 @@ class DoomUnitFactory:
     @property
     def variable_names(self) -> tuple[str, ...]:
         # The same order DoomCore uses for its variables, without starting an engine.
-        return tuple(dict.fromkeys(COMMON_GAME_VARIABLES + get_scenario(self.scenario).measurements))
+        return tuple(
+            dict.fromkeys(COMMON_GAME_VARIABLES + get_scenario(self.scenario).measurements)
+        )
 
     def __call__(self, unit_index: int, workdir: str) -> Unit:
         return DoomUnit(DoomCore(self.scenario, self.options, workdir))

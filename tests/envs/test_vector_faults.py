@@ -1,0 +1,150 @@
+"""Fault tolerance of the vector engine: killed and hung workers, repeated failure, cleanup."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from sf_envs.vector import DoomUnitFactory, DoomVectorEnv, VectorEnvError
+from sf_envs.vector.buffers import SHM_PREFIX
+from sf_envs.vector.procs import group_members
+from sf_envs.vector.units import DoomUnit
+
+FAST = {"obs_size": (64, 36), "frame_skip": 4}
+
+
+class _HangOnce(DoomUnit):
+    """Sleeps forever on its 3rd step unless ``marker`` exists (it creates it first)."""
+
+    def __init__(self, core, marker: str) -> None:
+        super().__init__(core)
+        self.marker, self.steps = marker, 0
+
+    def step(self, actions, out):
+        self.steps += 1
+        if self.steps == 3 and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            time.sleep(3600)
+        return super().step(actions, out)
+
+
+class _Broken(DoomUnit):
+    def step(self, actions, out):
+        raise RuntimeError("boom: this unit always fails")
+
+
+@dataclass(frozen=True)
+class HangOnceFactory(DoomUnitFactory):
+    marker: str = ""
+
+    def __call__(self, unit_index, workdir):
+        unit = super().__call__(unit_index, workdir)
+        return _HangOnce(unit.core, self.marker) if unit_index == 0 else unit
+
+
+@dataclass(frozen=True)
+class BrokenFactory(DoomUnitFactory):
+    def __call__(self, unit_index, workdir):
+        return _Broken(super().__call__(unit_index, workdir).core)
+
+
+def _shm_segments() -> set[str]:
+    return {f for f in os.listdir("/dev/shm") if f.startswith(SHM_PREFIX)}
+
+
+def _assert_gone(pids: list[int]) -> None:
+    for pid in pids:
+        assert group_members(pid) == [], f"process group {pid} (worker + engines) still alive"
+
+
+def test_killed_worker_is_restarted_and_reported():
+    before = _shm_segments()
+    env = DoomVectorEnv("basic", num_envs=4, num_workers=2, **FAST)
+    try:
+        env.reset(seed=0)
+        for _ in range(3):
+            env.step(np.zeros(4, np.int64))
+        victim = env.worker_pids[0]
+        os.kill(victim, signal.SIGKILL)
+        obs, reward, terminated, truncated, info = env.step(np.zeros(4, np.int64))
+        lost = info["worker_restarted"]
+        assert lost.sum() == 2 and (truncated[lost]).all() and not terminated[lost].any()
+        assert info["_worker_restarted"].sum() == 2 and info["_episode"][lost].all()
+        assert victim not in env.worker_pids
+        _assert_gone([victim])  # its orphaned engines were killed too
+        for _ in range(5):  # the run goes on
+            obs, reward, terminated, truncated, info = env.step(np.ones(4, np.int64))
+        assert "worker_restarted" not in info
+        assert env._client.engine.restarts == 1
+        pids = env.worker_pids
+    finally:
+        env.close()
+    _assert_gone(pids)
+    assert _shm_segments() == before
+
+
+def test_hung_worker_times_out_and_restarts(tmp_path):
+    factory = HangOnceFactory(
+        "basic", DoomUnitFactory("basic", _options()).options, marker=str(tmp_path / "hung")
+    )
+    env = DoomVectorEnv(
+        "basic", num_envs=2, num_workers=2, factory=factory, step_timeout_s=3.0, **FAST
+    )
+    try:
+        env.reset(seed=0)
+        truncated = np.zeros(2, bool)
+        for _ in range(3):
+            _, _, _, truncated, info = env.step(np.zeros(2, np.int64))
+        assert truncated[0] and info["worker_restarted"][0] and not info["worker_restarted"][1]
+        env.step(np.zeros(2, np.int64))
+    finally:
+        env.close()
+
+
+def test_repeated_failure_raises_with_the_workers_traceback():
+    factory = BrokenFactory("basic", _options())
+    env = DoomVectorEnv("basic", num_envs=1, num_workers=1, factory=factory, max_restarts=1, **FAST)
+    env.reset(seed=0)
+    with pytest.raises(VectorEnvError, match=r"(?s)sf/DoomBasic-v0.*boom: this unit always fails"):
+        for _ in range(5):
+            env.step(np.zeros(1, np.int64))
+    env.close()  # already closed by the error: still fine
+
+
+def test_exception_in_with_block_cleans_up():
+    before = _shm_segments()
+    with pytest.raises(KeyError), DoomVectorEnv("basic", num_envs=2, num_workers=2, **FAST) as env:
+        pids = env.worker_pids
+        raise KeyError("caller bug")
+    _assert_gone(pids)
+    assert _shm_segments() == before
+
+
+def test_keyboard_interrupt_without_close_leaves_nothing(tmp_path):
+    script = (
+        "import sf_envs, numpy as np\n"
+        "env = sf_envs.DoomVectorEnv('basic', num_envs=2, num_workers=2, obs_size=(64, 36))\n"
+        "env.reset(seed=0)\n"
+        "print(*env.worker_pids, env._client.engine.buffers.name, flush=True)\n"
+        "raise KeyboardInterrupt\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    *pids, shm = out.stdout.split()
+    assert "KeyboardInterrupt" in out.stderr
+    _assert_gone([int(p) for p in pids])
+    assert not os.path.exists(f"/dev/shm/{shm}")
+
+
+def _options():
+    from sf_envs.options import DoomOptions
+
+    return DoomOptions.create(**FAST)
