@@ -50,7 +50,7 @@ def test_spaces_single_vs_batched(next_env):
     assert next_env.observation_space.shape == (N, 3, 36, 64)
     assert next_env.single_action_space == gym.spaces.Discrete(4)
     assert next_env.action_space == gym.spaces.MultiDiscrete([4] * N)
-    obs, info = next_env.reset(seed=0)
+    obs, _info = next_env.reset(seed=0)
     assert obs in next_env.observation_space
     assert next_env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
 
@@ -65,19 +65,19 @@ def test_info_has_game_variables_with_masks(next_env):
 def test_next_step_autoreset(next_env):
     rng = np.random.default_rng(0)
     next_env.reset(seed=1)
-    obs, reward, terminated, truncated, info = _run_until_done(next_env, rng)
+    _obs, _reward, terminated, truncated, info = _run_until_done(next_env, rng)
     done = terminated | truncated
     assert (info["_episode"] == done).all() and (info["episode"]["_r"] == done).all()
     assert info["episode"]["l"][done].min() >= 1
     assert info["episode"]["r"].dtype == np.float32 and info["episode"]["l"].dtype == np.int32
-    obs2, reward2, term2, trunc2, info2 = next_env.step(np.zeros(N, np.int64))
+    _obs2, reward2, term2, trunc2, _info2 = next_env.step(np.zeros(N, np.int64))
     assert (reward2[done] == 0).all() and not term2[done].any() and not trunc2[done].any()
 
 
 def test_same_step_autoreset(same_env):
     rng = np.random.default_rng(0)
     same_env.reset(seed=1)
-    obs, reward, terminated, truncated, info = _run_until_done(same_env, rng)
+    obs, _reward, terminated, truncated, info = _run_until_done(same_env, rng)
     done = terminated | truncated
     assert (info["_final_obs"] == done).all() and (info["_final_info"] == done).all()
     i = int(np.flatnonzero(done)[0])
@@ -171,7 +171,7 @@ def test_async_partial_batches_and_env_ids(pool):
 
 def test_async_state_errors(pool):
     pool.async_reset(seed=0)
-    obs, *_, info = pool.recv()
+    _obs, *_, info = pool.recv()
     with pytest.raises(AlreadyPendingCallError):
         pool.send(np.zeros(2, np.int64), np.array(sorted(set(range(N)) - set(info["env_id"]))))
     pool.send(np.zeros(2, np.int64), info["env_id"])

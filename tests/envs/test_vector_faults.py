@@ -73,14 +73,14 @@ def test_killed_worker_is_restarted_and_reported():
             env.step(np.zeros(4, np.int64))
         victim = env.worker_pids[0]
         os.kill(victim, signal.SIGKILL)
-        obs, reward, terminated, truncated, info = env.step(np.zeros(4, np.int64))
+        _, _, terminated, truncated, info = env.step(np.zeros(4, np.int64))
         lost = info["worker_restarted"]
         assert lost.sum() == 2 and (truncated[lost]).all() and not terminated[lost].any()
         assert info["_worker_restarted"].sum() == 2 and info["_episode"][lost].all()
         assert victim not in env.worker_pids
         _assert_gone([victim])  # its orphaned engines were killed too
         for _ in range(5):  # the run goes on
-            obs, reward, terminated, truncated, info = env.step(np.ones(4, np.int64))
+            _obs, _reward, terminated, truncated, info = env.step(np.ones(4, np.int64))
         assert "worker_restarted" not in info
         assert env._client.engine.restarts == 1
         pids = env.worker_pids

@@ -9,6 +9,7 @@ slice of every field.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import secrets
@@ -121,7 +122,5 @@ class SharedBuffers:
         self._map.close()
         self._map = None
         if self._owned is not None:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 self._owned.unlink()
-            except FileNotFoundError:
-                pass

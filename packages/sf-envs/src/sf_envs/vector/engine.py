@@ -16,6 +16,7 @@ group that :func:`os.killpg` removes in one call — engines orphaned by a kille
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import os
@@ -80,10 +81,8 @@ class _Resources:
     def release(self) -> None:
         for worker in self.workers:
             if worker.sock is not None and worker.proc is not None and worker.proc.poll() is None:
-                try:
+                with contextlib.suppress(OSError):
                     worker.sock.send(protocol.QUIT)
-                except OSError:
-                    pass
         deadline = time.monotonic() + 5.0
         for worker in self.workers:
             _stop(worker, max(0.0, deadline - time.monotonic()))
@@ -99,10 +98,8 @@ def _stop(worker: _Worker, grace_s: float) -> None:
         worker.sock = None
     if proc is None:
         return
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        pass
     # Also after a clean exit: a worker killed mid-step leaves engines behind in its group.
     kill_group(proc.pid)
     try:
@@ -205,11 +202,10 @@ class Engine:
                 continue  # a replacement still starting: sent when it answers READY
             if len(worker.pending) == len(gs):
                 worker.deadline = now + self.step_timeout_s
-            try:
+            # A dead worker refuses the send; collect() sees its EOF and restarts it with these
+            # groups pending.
+            with contextlib.suppress(OSError):
                 worker.sock.send(protocol.encode(opcode, gs))  # type: ignore[union-attr]
-            except OSError:
-                # The worker died; collect() sees the EOF and restarts it with these pending.
-                pass
 
     def collect(self) -> list[int]:
         """Blocks (sleeping) until at least one submitted group is done; returns the done groups.

@@ -8,6 +8,8 @@ afterwards. psutil-free: ``/proc`` is all there is to read on Linux, where ViZDo
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import signal
 import time
@@ -45,7 +47,7 @@ def _instance_id(pid: int) -> str | None:
             args = f.read().split(b"\0")
     except OSError:
         return None
-    for flag, value in zip(args, args[1:], strict=False):
+    for flag, value in itertools.pairwise(args):
         if flag == b"+viz_instance_id":
             return value.decode(errors="replace")
     return None
@@ -58,16 +60,12 @@ def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
     if not members:
         return
     ids = [i for i in map(_instance_id, members) if i]
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     deadline = time.monotonic() + timeout_s
     while group_members(pgid) and time.monotonic() < deadline:
         time.sleep(0.01)
     for instance in ids:
         for prefix in _SHM_PREFIXES:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(f"/dev/shm/{prefix}{instance}")
-            except OSError:
-                pass
