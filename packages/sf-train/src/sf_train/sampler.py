@@ -13,6 +13,8 @@ each other and every batch holds exactly ``B`` whole trajectories.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,7 +25,7 @@ from gymnasium import spaces
 from sf_train.buffer import TrajectoryBuffer
 from sf_train.model import ActorCritic, Obs
 
-__all__ = ["AsyncVectorEnv", "Rollout", "Sampler"]
+__all__ = ["AsyncVectorEnv", "PolicySource", "Rollout", "Sampler"]
 
 
 class AsyncVectorEnv(Protocol):
@@ -41,6 +43,11 @@ class AsyncVectorEnv(Protocol):
     def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None: ...
 
 
+PolicySource = Callable[[], AbstractContextManager[int]]
+"""Weights that another thread may update: calling it gives a context manager that keeps the
+sampler's model fixed while it is held and yields the version of those weights."""
+
+
 @dataclass
 class Rollout:
     """A complete batch and what happened while it was sampled.
@@ -50,12 +57,15 @@ class Rollout:
         episode_returns: Returns of the episodes that ended since the previous rollout.
         episode_lengths: Their lengths in agent steps.
         env_steps: Agent steps taken (all envs) since the previous rollout.
+        episode_variables: The envs' game variables at each episode end, ``[episodes, V]``
+            (from ``info["final_info"]["variables"]``); ``None`` when the env reports none.
     """
 
     buffer: TrajectoryBuffer
     episode_returns: np.ndarray
     episode_lengths: np.ndarray
     env_steps: int
+    episode_variables: np.ndarray | None = None
 
 
 @dataclass
@@ -127,6 +137,7 @@ class Sampler:
         self._parked: tuple[Any, np.ndarray] | None = None
         self._returns: list[np.ndarray] = []
         self._lengths: list[np.ndarray] = []
+        self._variables: list[np.ndarray] = []
         self._steps = 0
 
     def start(self, seed: int | None = None) -> None:
@@ -179,6 +190,10 @@ class Sampler:
             self._assign(int(e))
         if done.any():
             self._rnn_state[torch.from_numpy(env_ids[done])] = 0.0
+        self._write_current(obs, env_ids)
+
+    def _write_current(self, obs: Any, env_ids: np.ndarray) -> None:
+        """Writes the envs' current observations (and, at a trajectory start, the state)."""
         for slot, rows in self._by_slot(env_ids, np.arange(len(env_ids))):
             e = env_ids[rows]
             _write_obs(slot.buffer, self._t[e], self._col[e], obs, rows)
@@ -188,14 +203,15 @@ class Sampler:
                 slot.buffer.rnn_state[cols] = self._rnn_state[torch.from_numpy(first)].cpu()
 
     @torch.no_grad()
-    def _act(self, obs: Any, env_ids: np.ndarray, policy_version: int) -> None:
+    def _act(self, obs: Any, env_ids: np.ndarray, policy: int | PolicySource) -> None:
         ids = torch.from_numpy(env_ids)
         x = _rows(obs, np.arange(len(env_ids)))
         if isinstance(x, dict):
             x = {k: v.to(self.device, non_blocking=True) for k, v in x.items()}
         else:
             x = x.to(self.device, non_blocking=True)
-        out = self.model(x, self._rnn_state[ids.to(self.device)])
+        with nullcontext(policy) if isinstance(policy, int) else policy() as policy_version:
+            out = self.model(x, self._rnn_state[ids.to(self.device)])
         actions = self.model.action_dist.sample(out.logits, self.generator)
         log_probs = self.model.action_dist.log_prob(out.logits, actions)
         self._rnn_state[ids.to(self.device)] = out.rnn_state
@@ -211,7 +227,7 @@ class Sampler:
         self.venv.send(actions.numpy(), env_ids)
         self._steps += len(env_ids)
 
-    def collect(self, policy_version: int) -> Rollout:
+    def collect(self, policy_version: int | PolicySource) -> Rollout:
         """Steps the envs until the oldest batch is complete and returns it.
 
         The envs of the ``recv()`` that completes the batch are left waiting (their
@@ -220,7 +236,9 @@ class Sampler:
         synchronous with zero policy lag.
 
         Args:
-            policy_version: Version of the model's current weights, stored with every step.
+            policy_version: Version of the model's weights, stored with every step; or, when a learner
+                updates the weights concurrently, a :data:`PolicySource` asked before every
+                forward pass.
         """
         if self._parked is not None:
             self._act(*self._parked, policy_version)
@@ -233,6 +251,9 @@ class Sampler:
             if mask.any():
                 self._returns.append(np.asarray(info["episode"]["r"])[mask].astype(np.float64))
                 self._lengths.append(np.asarray(info["episode"]["l"])[mask].astype(np.int64))
+                variables = info.get("final_info", {}).get("variables")
+                if variables is not None:
+                    self._variables.append(np.asarray(variables)[mask].astype(np.float64))
             self._record(obs, reward, done, env_ids)
             if self._filling and self._filling[0].complete == self.B:
                 self._parked = (_copy(obs), env_ids.copy())
@@ -244,9 +265,40 @@ class Sampler:
             np.concatenate(self._returns) if self._returns else np.zeros(0),
             np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64),
             self._steps,
+            np.concatenate(self._variables) if self._variables else None,
         )
-        self._returns, self._lengths, self._steps = [], [], 0
+        self._returns, self._lengths, self._variables, self._steps = [], [], [], 0
         return rollout
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a fresh sampler needs to continue exactly where this one stands.
+
+        Only defined between two :meth:`collect` calls of synchronous sampling
+        (``batch_size == num_envs``), when every env waits for its next action and nothing
+        is in flight; the env's own state must be saved separately.
+
+        Raises:
+            RuntimeError: If some envs are still stepping (asynchronous sampling).
+        """
+        if self._parked is None or len(self._parked[1]) != self.venv.num_envs:
+            raise RuntimeError(
+                "the sampler can only be saved between collect() calls of synchronous sampling "
+                "(batch_size == num_envs); asynchronous runs resume from fresh episodes"
+            )
+        obs, env_ids = self._parked
+        return {"rnn_state": self._rnn_state.cpu().clone(), "obs": _copy(obs), "env_ids": env_ids}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores :meth:`state_dict` into a sampler that has not started; call it instead of
+        :meth:`start`, after restoring the env's state."""
+        if any(s is not None for s in self._slot):
+            raise RuntimeError("load_state_dict() needs a fresh sampler: do not start() it first")
+        obs, env_ids = state["obs"], np.asarray(state["env_ids"], dtype=np.int64)
+        self._rnn_state.copy_(torch.as_tensor(state["rnn_state"]))
+        for e in env_ids:
+            self._assign(int(e))
+        self._write_current(obs, env_ids)
+        self._parked = (obs, env_ids)
 
 
 def _write_obs(

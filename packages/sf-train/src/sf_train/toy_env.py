@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-__all__ = ["ToyVecEnv"]
+__all__ = ["ToyEnv", "ToyVecEnv"]
+
+_STATE_ARRAYS = ("_side", "_col", "_t", "_return", "_reward", "_terminated")
+_STATE_ARRAYS += ("_episode_r", "_episode_l")
 
 
 class ToyVecEnv:
@@ -152,6 +156,75 @@ class ToyVecEnv:
         self._new_target(ids)
         self._ready.extend(int(i) for i in ids)
 
+    def state_dict(self) -> dict[str, Any]:
+        """Everything that decides future steps, so a trainer can resume a run exactly."""
+        state: dict[str, Any] = {k: getattr(self, k).copy() for k in _STATE_ARRAYS}
+        state["rng"] = self._rng.bit_generator.state
+        state["ready"] = list(self._ready)
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores :meth:`state_dict`; the env continues as the saved one would have."""
+        for k in _STATE_ARRAYS:
+            getattr(self, k)[:] = state[k]
+        self._rng.bit_generator.state = state["rng"]
+        self._ready = list(state["ready"])
+
     def close(self) -> None:
         """Idempotent; the env holds no external resources."""
         self._closed = True
+
+
+class ToyEnv(gym.Env):
+    """One "bright pixel" env as a ``gymnasium.Env``, for evaluation videos of toy runs.
+
+    Args:
+        obs_shape: ``(C, H, W)`` of the uint8 screen.
+        episode_length: Steps per episode.
+        render_mode: None or ``"rgb_array"`` (the screen, 8x enlarged, as RGB).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 8}  # noqa: RUF012
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, int, int] = (1, 12, 16),
+        episode_length: int = 16,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
+        self._vec = ToyVecEnv(1, obs_shape=obs_shape, episode_length=episode_length)
+        self.observation_space = self._vec.single_observation_space
+        self.action_space = self._vec.single_action_space
+        self._screen = np.zeros(obs_shape, dtype=np.uint8)
+
+    def _observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        obs, reward, terminated, _, info = self._vec.recv()
+        self._screen = obs[0].copy()
+        return self._screen.copy(), reward, terminated, info
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._vec.async_reset(seed=seed)
+        return self._observe()[0], {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self._vec.send(np.array([int(action)]), np.array([0]))
+        obs, reward, terminated, info = self._observe()
+        out: dict[str, Any] = {}
+        if terminated[0]:
+            out["episode"] = {
+                "r": float(info["episode"]["r"][0]),
+                "l": int(info["episode"]["l"][0]),
+            }
+        return obs, float(reward[0]), bool(terminated[0]), False, out
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode != "rgb_array":
+            return None
+        gray = self._screen.max(axis=0)
+        return np.repeat(np.repeat(gray, 8, axis=0), 8, axis=1)[..., None].repeat(3, axis=-1)

@@ -1,0 +1,448 @@
+"""The training loop: the sampler and the learner, concurrent (default) or synchronous.
+
+Asynchronous mode runs the learner in a thread beside the sampler (torch releases the GIL in
+its kernels, and ViZDoom runs in the engine's worker processes). The sampler acts with its own
+copy of the policy, :class:`SharedWeights`, which the learner overwrites under a lock after each
+training step; every step is tagged with the version it was sampled with, so the learner
+measures policy lag and masks samples older than ``max_policy_lag``. A queue of one batch
+between them bounds the lag to about two batches of updates.
+
+Why a thread and one torch thread each: measured on the 2-core reference machine
+(sf/DoomBasic-v0, default model, 16 envs; see ``benchmarks/train_doom_basic.py``), the
+asynchronous loop with one torch thread for the sampler and one for the learner beats the
+synchronous loop, and beats giving both threads two torch threads, which oversubscribes the
+cores that the env workers also need. See the docstring of :class:`Trainer` for the numbers.
+
+Synchronous mode (``run.sync``) steps all envs together, then learns, with zero policy lag; it
+is for debugging and for exact resumption, which needs an env that can save its state (the toy
+env can; Doom episodes restart on resume).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import copy
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.tensorboard import SummaryWriter
+
+from sf_train.config import Config, resolve_device, validate
+from sf_train.envs import frames_per_step, game_variable_names, make_env
+from sf_train.learner import Learner
+from sf_train.model import ActorCritic
+from sf_train.run_folder import checkpoints_of, prepare_run_folder
+from sf_train.sampler import Rollout, Sampler
+
+__all__ = ["Progress", "SharedWeights", "TrainResult", "Trainer", "train"]
+
+log = logging.getLogger(__name__)
+
+WAIT_S = 0.1
+"""Poll interval of every wait between the two threads, so errors and stops are seen quickly."""
+JOIN_TIMEOUT_S = 60.0
+RETURN_WINDOW = 100
+"""Episodes in the mean return shown, logged as best and compared for ``best.pt``."""
+
+
+class SharedWeights:
+    """The sampler's copy of the policy and its version, updated by the learner.
+
+    The lock is held by the sampler during each forward pass and by the learner while it
+    copies new weights in, so no action is ever chosen by half-updated weights.
+    """
+
+    def __init__(self, model: ActorCritic, version: int = 0) -> None:
+        self.model = model
+        self.version = version
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def acting(self) -> Iterator[int]:
+        """Holds the weights fixed and yields their version (a :data:`PolicySource`)."""
+        with self._lock:
+            yield self.version
+
+    @torch.no_grad()
+    def publish(self, source: nn.Module, version: int) -> None:
+        """Copies ``source``'s parameters and buffers (normalisers) in as ``version``."""
+        with self._lock:
+            if source is not self.model:
+                for dst, src in zip(
+                    self.model.state_dict().values(), source.state_dict().values(), strict=True
+                ):
+                    dst.copy_(src)
+            self.version = version
+
+
+@dataclass
+class Progress:
+    """A snapshot for progress displays, passed to ``on_progress`` after every batch."""
+
+    frames: int
+    total_frames: int
+    fps: float
+    mean_return: float | None
+    policy_lag: float | None
+    version: int
+
+
+@dataclass
+class TrainResult:
+    """How a :meth:`Trainer.train` call ended.
+
+    Attributes:
+        frames: Env frames trained on in total (over all resumed sessions).
+        seconds: Wall time of this session's training loop.
+        fps: Env frames per second of this session.
+        mean_return: Mean return of the last episodes (up to 100), if any ended.
+        checkpoint: The last checkpoint written.
+    """
+
+    frames: int
+    seconds: float
+    fps: float
+    mean_return: float | None
+    checkpoint: Path
+
+
+def _tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:
+    if isinstance(tree, dict):
+        return {k: _tree_map(v, fn) for k, v in tree.items()}
+    if isinstance(tree, list | tuple):
+        return type(tree)(_tree_map(v, fn) for v in tree)
+    return fn(tree)
+
+
+def _to_torch(tree: Any) -> Any:
+    # Checkpoints are loaded with weights_only=True, which accepts tensors but not arrays.
+    return _tree_map(tree, lambda x: torch.from_numpy(x.copy()) if isinstance(x, np.ndarray) else x)
+
+
+def _to_numpy(tree: Any) -> Any:
+    return _tree_map(tree, lambda x: x.numpy() if isinstance(x, torch.Tensor) else x)
+
+
+class Trainer:
+    """Trains a policy with APPO / V-trace into a run folder.
+
+    Measured on the 2-core reference machine (sf/DoomBasic-v0, defaults, 16 envs x T 32):
+    see the module docstring; asynchronous with one torch thread per side is the default.
+
+    Args:
+        cfg: The run's configuration (validated here).
+        resume: Continue the run in ``cfg.run.run_dir`` from its latest checkpoint: frames,
+            weights, optimiser, normalisers, learning rate, policy version and RNG states.
+        on_progress: Called in the caller's thread after every batch.
+
+    Raises:
+        ConfigError: If ``cfg`` is invalid.
+        RunFolderError: If the run folder does not fit ``resume`` (see
+            :func:`~sf_train.run_folder.prepare_run_folder`).
+        CheckpointError: If the checkpoint to resume from is unreadable.
+
+    Example:
+        >>> with Trainer(cfg) as trainer:  # doctest: +SKIP
+        ...     result = trainer.train()
+    """
+
+    def __init__(
+        self,
+        cfg: Config,
+        resume: bool = False,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        validate(cfg)
+        self.cfg = cfg
+        self.on_progress = on_progress
+        self.device = resolve_device(cfg.run.device)
+        self.run_dir = Path(cfg.run.run_dir)
+        state = prepare_run_folder(cfg, resume)
+        self._closed = False
+        sync = cfg.run.sync
+        batch_size = cfg.env.num_envs if sync else cfg.env.batch_size
+        self.venv = make_env(cfg.env, batch_size=batch_size, seed=cfg.run.seed)
+        try:
+            torch.manual_seed(cfg.run.seed)
+            model = ActorCritic(
+                self.venv.single_observation_space, self.venv.single_action_space, cfg.model
+            ).to(self.device)
+            self.learner = Learner(model, cfg.algo, self.device)
+            self.weights = SharedWeights(model if sync else copy.deepcopy(model))
+            self.generator = torch.Generator(self.device).manual_seed(cfg.run.seed + 1)
+            self.sampler = Sampler(
+                self.venv,
+                self.weights.model,
+                cfg.algo.rollout,
+                cfg.env.num_envs,
+                self.device,
+                # Async: one batch filling (two when envs straddle), one queued, one learning.
+                num_buffers=3 if sync else 5,
+                generator=self.generator,
+            )
+            self.variable_names = game_variable_names(self.venv)
+            self.frames = 0
+            self._recent: collections.deque[float] = collections.deque(maxlen=RETURN_WINDOW)
+            self.checkpoints = checkpoints_of(self.run_dir, cfg.run.keep_checkpoints)
+            if state is None:
+                self.sampler.start(seed=cfg.run.seed)
+            else:
+                self._load_state(state)
+            self.writer = SummaryWriter(str(self.run_dir), purge_step=self.frames or None)
+        except BaseException:
+            self.venv.close()
+            raise
+        self._learn_lock = threading.Lock()
+        self._fps_window: collections.deque[tuple[float, int]] = collections.deque(maxlen=20)
+        self._last_lag: float | None = None
+        self._next_checkpoint = self.frames + cfg.run.checkpoint_every
+        self._last_checkpoint: Path | None = None
+
+    # -- state ---------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue this run; tensors are live (copy before writing)."""
+        learner = self.learner
+        state: dict[str, Any] = {
+            "model": learner.model.state_dict(),
+            "optimizer": learner.optimizer.state_dict(),
+            "version": learner.version,
+            "lr": learner.lr,
+            "frames": self.frames,
+            "recent_returns": list(self._recent),
+            "torch_rng": torch.get_rng_state(),
+            "sampler_rng": self.generator.get_state(),
+        }
+        if torch.cuda.is_available():
+            state["cuda_rng"] = torch.cuda.get_rng_state_all()
+        env_state = getattr(self.venv, "state_dict", None)
+        if self.cfg.run.sync and env_state is not None:
+            state["env"] = _to_torch(env_state())
+            state["sampler"] = _to_torch(self.sampler.state_dict())
+        return state
+
+    def _load_state(self, state: dict[str, Any]) -> None:
+        learner = self.learner
+        learner.model.load_state_dict(state["model"])
+        learner.optimizer.load_state_dict(state["optimizer"])
+        learner.version, learner.lr = int(state["version"]), float(state["lr"])
+        self.weights.publish(learner.model, learner.version)
+        self.frames = int(state["frames"])
+        self._recent.extend(state["recent_returns"])
+        self.checkpoints.best_return = state.get("best_return")
+        torch.set_rng_state(state["torch_rng"])
+        self.generator.set_state(state["sampler_rng"])
+        if "cuda_rng" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        if "sampler" in state and self.cfg.run.sync and hasattr(self.venv, "load_state_dict"):
+            self.venv.load_state_dict(_to_numpy(state["env"]))
+            self.sampler.load_state_dict(_to_numpy(state["sampler"]))
+        else:
+            # Doom cannot save its games: start fresh episodes, seeded apart from the first.
+            self.sampler.start(seed=self.cfg.run.seed + self.frames)
+        log.info(
+            "resumed %s at %d frames, policy version %d", self.run_dir, self.frames, learner.version
+        )
+
+    def save_checkpoint(self) -> Path:
+        """Writes a checkpoint atomically (the learner pauses only while it is copied)."""
+        with self._learn_lock:
+            state = copy.deepcopy(self.state_dict())
+        self._last_checkpoint = self.checkpoints.save(state, self.frames, self.mean_return)
+        return self._last_checkpoint
+
+    @property
+    def mean_return(self) -> float | None:
+        """Mean return of the last (up to 100) episodes, or None before any ended."""
+        return float(np.mean(self._recent)) if self._recent else None
+
+    # -- logging -------------------------------------------------------------------------
+
+    def _record_rollout(self, rollout: Rollout) -> None:
+        self.frames += rollout.env_steps * frames_per_step(self.cfg.env)
+        now = time.perf_counter()
+        self._fps_window.append((now, self.frames))
+        (t0, f0) = self._fps_window[0]
+        write = self.writer.add_scalar
+        if now > t0:
+            write("perf/fps", (self.frames - f0) / (now - t0), self.frames)
+        if len(rollout.episode_returns):
+            self._recent.extend(rollout.episode_returns.tolist())
+            write("charts/episodic_return", float(rollout.episode_returns.mean()), self.frames)
+            write("charts/episodic_length", float(rollout.episode_lengths.mean()), self.frames)
+            variables = rollout.episode_variables
+            if variables is not None and variables.shape[1] == len(self.variable_names):
+                for name, column in zip(self.variable_names, variables.T, strict=True):
+                    write(f"game/{name}", float(column.mean()), self.frames)
+
+    def _record_stats(self, stats: dict[str, float]) -> None:
+        for tag, value in stats.items():
+            self.writer.add_scalar(tag, value, self.frames)
+        self._last_lag = stats.get("train/policy_lag_avg")
+
+    def _report(self) -> None:
+        if self.on_progress is None:
+            return
+        (t0, f0), (t1, f1) = self._fps_window[0], self._fps_window[-1]
+        self.on_progress(
+            Progress(
+                frames=self.frames,
+                total_frames=self.cfg.run.frames,
+                fps=(f1 - f0) / (t1 - t0) if t1 > t0 else 0.0,
+                mean_return=self.mean_return,
+                policy_lag=self._last_lag,
+                version=self.learner.version,
+            )
+        )
+
+    def _maybe_checkpoint(self) -> None:
+        if self.frames >= self._next_checkpoint:
+            self.save_checkpoint()
+            every = self.cfg.run.checkpoint_every
+            self._next_checkpoint = (self.frames // every + 1) * every
+
+    # -- loops ---------------------------------------------------------------------------
+
+    def _progress(self) -> float:
+        return min(1.0, self.frames / self.cfg.run.frames)
+
+    def _train_sync(self) -> None:
+        while self.frames < self.cfg.run.frames:
+            rollout = self.sampler.collect(self.learner.version)
+            self._record_rollout(rollout)
+            stats = self.learner.train(rollout.buffer, self._progress())
+            self.sampler.release(rollout.buffer)
+            self._record_stats(stats)
+            self._report()
+            self._maybe_checkpoint()
+
+    def _train_async(self, threads: int) -> None:
+        batches: queue.Queue[Rollout | None] = queue.Queue(maxsize=1)
+        results: queue.Queue[dict[str, float]] = queue.Queue()
+        failure: list[BaseException] = []
+        stop = threading.Event()
+
+        def learn() -> None:
+            torch.set_num_threads(threads)
+            try:
+                while not stop.is_set():
+                    try:
+                        rollout = batches.get(timeout=WAIT_S)
+                    except queue.Empty:
+                        continue
+                    if rollout is None:
+                        return
+                    with self._learn_lock:
+                        stats = self.learner.train(rollout.buffer, self._progress())
+                        self.weights.publish(self.learner.model, self.learner.version)
+                    self.sampler.release(rollout.buffer)
+                    results.put(stats)
+            except BaseException as e:  # re-raised in the sampler's thread
+                failure.append(e)
+                stop.set()
+
+        def drain() -> None:
+            while True:
+                try:
+                    self._record_stats(results.get_nowait())
+                except queue.Empty:
+                    return
+
+        def hand_over(item: Rollout | None) -> None:
+            while not stop.is_set():
+                try:
+                    batches.put(item, timeout=WAIT_S)
+                    return
+                except queue.Full:
+                    continue
+
+        thread = threading.Thread(target=learn, name="sf-train-learner", daemon=True)
+        thread.start()
+        try:
+            while self.frames < self.cfg.run.frames and not stop.is_set():
+                rollout = self.sampler.collect(self.weights.acting)
+                self._record_rollout(rollout)
+                hand_over(rollout)
+                drain()
+                self._report()
+                self._maybe_checkpoint()
+            hand_over(None)
+            thread.join(JOIN_TIMEOUT_S)
+            if thread.is_alive():
+                raise RuntimeError(
+                    f"the learner thread did not finish within {JOIN_TIMEOUT_S:.0f} s; "
+                    "a training step is hung (check the device)"
+                )
+            drain()
+        finally:
+            stop.set()
+            thread.join(JOIN_TIMEOUT_S)
+        if failure:
+            raise RuntimeError("the learner thread failed") from failure[0]
+
+    def train(self) -> TrainResult:
+        """Trains until ``cfg.run.frames``, then writes a final checkpoint."""
+        if self._closed:
+            raise RuntimeError("this Trainer is closed; create a new one (with resume=True)")
+        threads = self.cfg.run.torch_threads
+        previous = torch.get_num_threads()
+        start_frames, start = self.frames, time.perf_counter()
+        self._fps_window.append((start, self.frames))
+        if self.frames >= self.cfg.run.frames:
+            log.warning("run already at %d frames: raise --frames to train longer", self.frames)
+        try:
+            if self.cfg.run.sync:
+                if threads:
+                    torch.set_num_threads(threads)
+                self._train_sync()
+            else:
+                torch.set_num_threads(threads or 1)
+                self._train_async(threads or 1)
+        finally:
+            torch.set_num_threads(previous)
+        seconds = time.perf_counter() - start
+        checkpoint = self.save_checkpoint()
+        self.writer.flush()
+        return TrainResult(
+            frames=self.frames,
+            seconds=seconds,
+            fps=(self.frames - start_frames) / seconds if seconds > 0 else 0.0,
+            mean_return=self.mean_return,
+            checkpoint=checkpoint,
+        )
+
+    def close(self) -> None:
+        """Closes the envs and the event file; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.writer.close()
+        finally:
+            close = getattr(self.venv, "close", None)
+            if close is not None:
+                close()
+
+    def __enter__(self) -> Trainer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def train(
+    cfg: Config, resume: bool = False, on_progress: Callable[[Progress], None] | None = None
+) -> TrainResult:
+    """Builds a :class:`Trainer`, trains it to ``cfg.run.frames`` and closes it."""
+    with Trainer(cfg, resume=resume, on_progress=on_progress) as trainer:
+        return trainer.train()
