@@ -71,6 +71,7 @@ def main() -> None:
     parser.add_argument("--resolution", default="160x120")
     parser.add_argument("--obs-size", default="128x72")
     parser.add_argument("--frame-skip", type=int, default=4)
+    parser.add_argument("--interpolation", default=DoomOptions.interpolation)
     parser.add_argument("--steps", type=int, default=3000, help="steps per round")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
@@ -81,11 +82,13 @@ def main() -> None:
         frame_skip=args.frame_skip,
         resolution=parse_size(args.resolution, "resolution"),
         obs_size=parse_size(args.obs_size, "obs_size"),
+        interpolation=args.interpolation,
     )
     kwargs = {
         "frame_skip": args.frame_skip,
         "resolution": options.resolution,
         "obs_size": options.obs_size,
+        "interpolation": options.interpolation,
     }
     wrapped = gym.make(scenario.env_id, **kwargs)
     unwrapped = gym.make(scenario.env_id, **kwargs).unwrapped
@@ -110,7 +113,7 @@ def main() -> None:
     bare = statistics.median(results["bare DoomGame"])
     table = Table(
         title=f"{scenario.env_id}: render {args.resolution}, obs {args.obs_size}, "
-        f"frame skip {args.frame_skip}, {args.rounds} rounds x {args.steps} steps"
+        f"frame skip {args.frame_skip}, {args.interpolation}, {args.rounds} rounds x {args.steps} steps"
     )
     for column in ("what", "median env frames/s", "min", "max", "ratio to bare"):
         table.add_column(column, justify="right")

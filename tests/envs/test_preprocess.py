@@ -373,3 +373,13 @@ def test_concurrent_workers_share_one_cache_dir(tmp_path):
         assert [p.returncode for p in procs] == [0, 0, 0]
         assert len(results) == 1
     assert list((tmp_path / "numba").rglob("*.nbi"))
+
+
+@pytest.mark.parametrize("interpolation", INTERPOLATIONS)
+def test_resize_unchecked_matches_the_checked_call(interpolation: str) -> None:
+    src = np.random.default_rng(7).integers(0, 256, (3, 120, 160), dtype=np.uint8)
+    resize = Resizer((120, 160), (72, 128), interpolation)
+    checked = resize(src, np.empty((3, 72, 128), np.uint8))
+    unchecked = np.empty((3, 72, 128), np.uint8)
+    resize.resize_unchecked(src, unchecked)
+    np.testing.assert_array_equal(checked, unchecked)

@@ -61,10 +61,13 @@ class FramePipeline:
     def __call__(self, screen: np.ndarray, obs_out: np.ndarray, first: bool) -> None:
         """Writes the observation for ``screen`` into ``obs_out``; ``first`` restarts the stack."""
         frame = self._frame if self._stack is not None else obs_out
-        if self._rgb is not None:
-            rgb_to_gray(self._resize(screen, self._rgb), frame)
+        resized = self._rgb if self._rgb is not None else frame
+        if first:  # validates the caller's buffers once per episode; steps skip the checks
+            self._resize(screen, resized)
         else:
-            self._resize(screen, frame)
+            self._resize.resize_unchecked(screen, resized)
+        if self._rgb is not None:
+            rgb_to_gray(self._rgb, frame)
         if self._stack is not None:
             (self._stack.reset if first else self._stack.push)(frame, obs_out)
 

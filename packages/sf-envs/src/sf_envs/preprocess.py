@@ -412,6 +412,14 @@ class Resizer:
         self._resize(src, out, *self._tables)
         return out
 
+    def resize_unchecked(self, src: np.ndarray, out: np.ndarray) -> None:
+        """Like ``__call__`` for 3-D frames, minus validation (≈15 µs of Python per frame).
+
+        For hot loops whose buffers were validated once with ``__call__`` and never change
+        shape, such as :class:`~sf_envs.game.DoomCore` stepping into fixed buffers.
+        """
+        self._resize(src, out, *self._tables)
+
     def __repr__(self) -> str:
         return f"Resizer(src_hw={self.src_hw}, dst_hw={self.dst_hw}, {self.interpolation!r})"
 
