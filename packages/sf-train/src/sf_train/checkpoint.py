@@ -36,6 +36,7 @@ def save_atomic(obj: Any, path: Path) -> None:
             torch.save(obj, f)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; checkpoints are shared like any output
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

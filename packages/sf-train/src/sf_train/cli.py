@@ -1,30 +1,198 @@
-"""The ``sf-train`` command (training, evaluation and videos land with the trainer issue)."""
+"""The ``sf-train`` command: ``train``, ``eval`` and ``enjoy``.
+
+Examples::
+
+    sf-train train --env sf/DoomBasic-v0 --run-dir runs/basic --frames 500000
+    sf-train train --run-dir runs/basic --frames 1000000 --resume
+    sf-train eval runs/basic --episodes 20
+    sf-train enjoy runs/basic --out agent.gif
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import sys
+
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from sf_train.checkpoint import CheckpointError
+from sf_train.config import Config, ConfigError
+from sf_train.config_cli import add_config_arguments, config_from_args
+from sf_train.run_folder import CONFIG_FILE, RunFolderError, load_run_config
 
 __all__ = ["main"]
 
-PLANNED = {
-    "train": "train an agent with APPO / V-trace: sf-train train --env sf/DoomBasic-v0 --run-dir DIR",
-    "eval": "evaluate a run folder's checkpoint over N episodes",
-    "enjoy": "record a video of a trained agent",
+console = Console(stderr=True)
+USER_ERRORS = (ConfigError, RunFolderError, CheckpointError, ValueError)
+
+
+def _train_parser(defaults: Config | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sf-train train",
+        description="Train an agent with asynchronous APPO / V-trace into a run folder.",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --run-dir from its latest checkpoint; flags not given keep "
+        f"the values saved in its {CONFIG_FILE}",
+    )
+    add_config_arguments(parser, defaults)
+    return parser
+
+
+def _train(argv: list[str]) -> int:
+    from sf_train.trainer import Progress as TrainProgress
+    from sf_train.trainer import train
+
+    # With --resume the saved config provides the defaults, so only the flags given change it.
+    pre = _train_parser().parse_known_args(argv)[0]
+    defaults = None
+    if pre.resume:
+        defaults = load_run_config(vars(pre)["run.run_dir"])
+    args = _train_parser(defaults).parse_args(argv)
+    cfg = config_from_args(args)
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,.0f}/{task.total:,.0f} frames"),
+        TextColumn("{task.fields[fps]:,.0f} fps"),
+        TextColumn("reward {task.fields[reward]}"),
+        TextColumn("lag {task.fields[lag]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task(cfg.env.env, total=cfg.run.frames, fps=0.0, reward="-", lag="-")
+
+        def show(p: TrainProgress) -> None:
+            bar.update(
+                task,
+                completed=min(p.frames, p.total_frames),
+                fps=p.fps,
+                reward="-" if p.mean_return is None else f"{p.mean_return:.2f}",
+                lag="-" if p.policy_lag is None else f"{p.policy_lag:.1f}",
+            )
+
+        result = train(cfg, resume=args.resume, on_progress=show)
+    reward = "-" if result.mean_return is None else f"{result.mean_return:.2f}"
+    console.print(
+        f"[green]done[/]: {result.frames:,} frames, {result.fps:,.0f} frames/s over "
+        f"{result.seconds:.0f} s, mean return {reward}; checkpoint {result.checkpoint}"
+    )
+    return 0
+
+
+def _eval(argv: list[str]) -> int:
+    from sf_train.evaluate import evaluate
+
+    parser = argparse.ArgumentParser(
+        prog="sf-train eval", description="Evaluate a run's policy: mean and std of returns."
+    )
+    parser.add_argument("run_dir", help="the run folder")
+    parser.add_argument("--episodes", type=int, default=10, help="episodes to play (default 10)")
+    parser.add_argument(
+        "--checkpoint", default="latest", help="'latest' (default), 'best' or a checkpoint path"
+    )
+    parser.add_argument("--num-envs", type=int, help="envs in parallel (default: the run's)")
+    parser.add_argument("--device", help="'auto', 'cpu', 'cuda' (default: the run's)")
+    parser.add_argument("--greedy", action="store_true", help="most likely action, no sampling")
+    parser.add_argument("--seed", type=int, default=12345, help="env and action seed")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args(argv)
+    result = evaluate(
+        args.run_dir,
+        args.episodes,
+        checkpoint=args.checkpoint,
+        num_envs=args.num_envs,
+        device=args.device,
+        greedy=args.greedy,
+        seed=args.seed,
+    )
+    summary = result.summary()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    table = Table(
+        title=f"{args.run_dir}: {summary['episodes']} episodes ({result.checkpoint.name})"
+    )
+    table.add_column("stat")
+    table.add_column("mean ± std", justify="right")
+    names = ["return", "length", *result.variables]
+    for name in names:
+        table.add_row(name, f"{summary[name + '_mean']:.2f} ± {summary[name + '_std']:.2f}")
+    Console().print(table)
+    return 0
+
+
+def _enjoy(argv: list[str]) -> int:
+    from sf_train.evaluate import record_video
+
+    parser = argparse.ArgumentParser(
+        prog="sf-train enjoy", description="Record a video of a run's policy playing."
+    )
+    parser.add_argument("run_dir", help="the run folder")
+    parser.add_argument("--out", required=True, help="video file, .gif or .mp4")
+    parser.add_argument("--episodes", type=int, default=1, help="episodes to record (default 1)")
+    parser.add_argument(
+        "--checkpoint", default="latest", help="'latest' (default), 'best' or a checkpoint path"
+    )
+    parser.add_argument("--greedy", action="store_true", help="most likely action, no sampling")
+    parser.add_argument("--fps", type=float, help="playback frames/s (default: real time)")
+    parser.add_argument("--seed", type=int, default=0, help="env and action seed")
+    args = parser.parse_args(argv)
+    path, returns = record_video(
+        args.run_dir,
+        args.out,
+        checkpoint=args.checkpoint,
+        episodes=args.episodes,
+        greedy=args.greedy,
+        fps=args.fps,
+        seed=args.seed,
+    )
+    console.print(
+        f"wrote {path} ({len(returns)} episodes, returns {', '.join(f'{r:.1f}' for r in returns)})"
+    )
+    return 0
+
+
+COMMANDS = {
+    "train": (_train, "train an agent: sf-train train --env sf/DoomBasic-v0 --run-dir DIR"),
+    "eval": (_eval, "evaluate a run folder's checkpoint: sf-train eval DIR --episodes N"),
+    "enjoy": (_enjoy, "record a video of the agent: sf-train enjoy DIR --out agent.gif"),
 }
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs ``sf-train``; returns the exit status (2 for user errors, with the fix printed)."""
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(
         prog="sf-train",
-        description="Asynchronous APPO / V-trace training on sf Doom environments.",
-        epilog="Not implemented yet: "
-        + "; ".join(f"{name} ({what})" for name, what in PLANNED.items())
-        + ". They arrive with the trainer issue.",
+        description="Asynchronous APPO / V-trace training on sf Doom environments "
+        "(and 'toy', a tiny built-in env for quick checks).",
     )
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    if not argv or argv[0] not in COMMANDS:
+        parser.parse_args(argv)  # prints usage / help and exits
+        return 2
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(message)s",
+        handlers=[RichHandler(console=console, show_path=False)],
+    )
+    command, rest = COMMANDS[argv[0]][0], argv[1:]
+    try:
+        return command(rest)
+    except USER_ERRORS as e:
+        console.print(f"[red]error:[/] {e}")
+        return 2
 
 
 if __name__ == "__main__":

@@ -372,6 +372,7 @@ def save_config(cfg: Config, path: str | os.PathLike[str]) -> None:
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a config is for everyone to read
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

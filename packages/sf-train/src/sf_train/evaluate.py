@@ -1,0 +1,238 @@
+"""Evaluating a run's policy and recording it on video, from nothing but its run folder.
+
+The folder's ``config.json`` rebuilds the envs and the network, and a checkpoint fills in the
+weights and normalisers, so ``sf-train eval DIR`` and ``sf-train enjoy DIR`` need no flags.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from sf_train.checkpoint import load_checkpoint
+from sf_train.config import Config, resolve_device
+from sf_train.envs import frames_per_step, game_variable_names, make_env, make_single_env
+from sf_train.model import ActorCritic
+from sf_train.run_folder import find_checkpoint, load_run_config
+
+__all__ = ["EvalResult", "evaluate", "load_policy", "record_video"]
+
+
+@dataclass
+class EvalResult:
+    """Per-episode outcomes of an evaluation.
+
+    Attributes:
+        checkpoint: The checkpoint evaluated.
+        returns: Episode returns, ``[episodes]``.
+        lengths: Episode lengths in agent steps, ``[episodes]``.
+        variables: Game variables at each episode's end by name (Doom: kills, hits, frags...).
+    """
+
+    checkpoint: Path
+    returns: np.ndarray
+    lengths: np.ndarray
+    variables: dict[str, np.ndarray]
+
+    def summary(self) -> dict[str, Any]:
+        """Means and standard deviations as plain JSON-ready data."""
+        stats = {"return": self.returns, "length": self.lengths, **self.variables}
+        return {
+            "checkpoint": str(self.checkpoint),
+            "episodes": len(self.returns),
+            **{f"{k}_mean": float(np.mean(v)) for k, v in stats.items()},
+            **{f"{k}_std": float(np.std(v)) for k, v in stats.items()},
+        }
+
+
+def load_policy(
+    run_dir: str | os.PathLike[str],
+    observation_space: spaces.Space,
+    action_space: spaces.Space,
+    checkpoint: str = "latest",
+    device: torch.device | str = "cpu",
+) -> tuple[ActorCritic, Path]:
+    """The run's network with the weights of ``checkpoint`` ("latest", "best" or a path).
+
+    Raises:
+        RunFolderError: If ``run_dir`` has no valid ``config.json``.
+        CheckpointError: If the checkpoint is missing or unreadable.
+    """
+    cfg = load_run_config(run_dir)
+    path = find_checkpoint(run_dir, checkpoint)
+    state = load_checkpoint(path)
+    model = ActorCritic(observation_space, action_space, cfg.model).to(device)
+    model.load_state_dict(state["model"])
+    return model.eval(), path
+
+
+def _device(cfg: Config, device: str | None) -> torch.device:
+    return resolve_device(device or cfg.run.device)
+
+
+def evaluate(
+    run_dir: str | os.PathLike[str],
+    episodes: int,
+    checkpoint: str = "latest",
+    num_envs: int | None = None,
+    device: str | None = None,
+    greedy: bool = False,
+    seed: int = 12345,
+) -> EvalResult:
+    """Plays ``episodes`` episodes with the run's policy, all envs stepping together.
+
+    Each env plays an equal share of the episodes (not simply the first ones to finish,
+    which would favour short episodes).
+
+    Args:
+        run_dir: The run folder.
+        episodes: Episodes to play.
+        checkpoint: "latest", "best" or a checkpoint path.
+        num_envs: Envs in parallel; defaults to the run's ``num_envs`` (at most ``episodes``).
+        device: Overrides the run's device.
+        greedy: Take the most likely action instead of sampling.
+        seed: Seed of the envs and the action sampling (unlike training's, by default).
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes={episodes}: evaluate at least one episode")
+    cfg = load_run_config(run_dir)
+    dev = _device(cfg, device)
+    n = min(num_envs or cfg.env.num_envs, episodes)
+    quota = np.full(n, episodes // n) + (np.arange(n) < episodes % n)
+    venv = make_env(cfg.env, num_envs=n, batch_size=n, seed=seed)
+    try:
+        model, path = load_policy(
+            run_dir, venv.single_observation_space, venv.single_action_space, checkpoint, dev
+        )
+        names = game_variable_names(venv)
+        done_count = np.zeros(n, dtype=np.int64)
+        returns: list[float] = []
+        lengths: list[int] = []
+        variables: list[np.ndarray] = []
+        state = model.initial_state(n, dev)
+        generator = torch.Generator(dev).manual_seed(seed)
+        venv.async_reset(seed=seed)
+        while (done_count < quota).any():
+            obs, _, terminated, truncated, info = venv.recv()
+            ids = np.asarray(info["env_id"]).astype(np.int64)
+            for row in np.flatnonzero(np.asarray(info["_episode"])):
+                e = ids[row]
+                if done_count[e] < quota[e]:
+                    done_count[e] += 1
+                    returns.append(float(info["episode"]["r"][row]))
+                    lengths.append(int(info["episode"]["l"][row]))
+                    final = info.get("final_info", {}).get("variables")
+                    if final is not None and names:
+                        variables.append(np.asarray(final[row], dtype=np.float64))
+            ended = torch.from_numpy(np.logical_or(terminated, truncated)).to(dev)
+            idx = torch.from_numpy(ids).to(dev)
+            state[idx] = torch.where(ended.unsqueeze(-1), 0.0, state[idx])
+            with torch.no_grad():
+                x = _to_device(obs, dev)
+                out = model(x, state[idx])
+                dist = model.action_dist
+                actions = dist.mode(out.logits) if greedy else dist.sample(out.logits, generator)
+            state[idx] = out.rnn_state
+            venv.send(actions.cpu().numpy(), ids)
+    finally:
+        venv.close()
+    table = np.array(variables) if variables else np.zeros((0, len(names)))
+    by_name = {name: table[:, j] for j, name in enumerate(names)} if len(table) else {}
+    return EvalResult(path, np.array(returns), np.array(lengths), by_name)
+
+
+def _to_device(obs: Any, device: torch.device) -> Any:
+    if isinstance(obs, dict):
+        return {k: torch.as_tensor(np.array(v)).to(device) for k, v in obs.items()}
+    return torch.as_tensor(np.array(obs)).to(device)
+
+
+def record_video(
+    run_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    checkpoint: str = "latest",
+    episodes: int = 1,
+    greedy: bool = False,
+    fps: float | None = None,
+    seed: int = 0,
+) -> tuple[Path, list[float]]:
+    """Writes a GIF or MP4 (by ``out``'s suffix) of the policy playing full-size frames.
+
+    Returns:
+        The video path and the return of each recorded episode.
+
+    Raises:
+        ValueError: If the suffix is neither .gif nor .mp4, or MP4 lacks its ffmpeg backend.
+    """
+    import imageio.v2 as imageio
+
+    out = Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise ValueError(f"--out {out}: name a .gif or .mp4 file")
+    if suffix == ".mp4":
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError as e:
+            raise ValueError(
+                "writing .mp4 needs imageio-ffmpeg: pip install 'sf-train[video]' or write a .gif"
+            ) from e
+    cfg = load_run_config(run_dir)
+    dev = _device(cfg, None)
+    env = make_single_env(cfg.env, render_mode="rgb_array")
+    frames: list[np.ndarray] = []
+    returns: list[float] = []
+    try:
+        model, _ = load_policy(run_dir, env.observation_space, env.action_space, checkpoint, dev)
+        generator = torch.Generator(dev).manual_seed(seed)
+        for episode in range(episodes):
+            obs, _ = env.reset(seed=seed + episode)
+            state = model.initial_state(1, dev)
+            frames.append(env.render())
+            total, ended = 0.0, False
+            while not ended:
+                with torch.no_grad():
+                    x = _to_device(_batch_of_one(obs), dev)
+                    policy = model(x, state)
+                    dist = model.action_dist
+                    action = (
+                        dist.mode(policy.logits)
+                        if greedy
+                        else dist.sample(policy.logits, generator)
+                    )
+                state = policy.rnn_state
+                obs, reward, terminated, truncated, _ = env.step(_unbatch(action, env.action_space))
+                total += float(reward)
+                ended = terminated or truncated
+                frames.append(env.render())
+            returns.append(total)
+    finally:
+        env.close()
+    rate = fps or float(env.metadata.get("render_fps", 35)) / frames_per_step(cfg.env)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".gif":
+        imageio.mimwrite(out, frames, duration=1000.0 / rate, loop=0)
+    else:
+        imageio.mimwrite(out, frames, fps=rate, macro_block_size=1)
+    return out, returns
+
+
+def _batch_of_one(obs: Any) -> Any:
+    if isinstance(obs, dict):
+        return {k: np.asarray(v)[None] for k, v in obs.items()}
+    return np.asarray(obs)[None]
+
+
+def _unbatch(action: torch.Tensor, space: spaces.Space) -> Any:
+    a = action[0].cpu().numpy()
+    if isinstance(space, spaces.Discrete):
+        return int(a)
+    if isinstance(space, spaces.Tuple):
+        return tuple(int(x) for x in a)
+    return a
