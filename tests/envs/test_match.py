@@ -1,0 +1,311 @@
+"""Multiplayer matches: PettingZoo conformance, lock step, scoreboard, ports, bots, bad input.
+
+Matches are kept tiny (a few seconds of game time, 40x30 observations) so the module stays fast
+on a shared 2-core machine. Tests that could hit a fatal engine error during ``init()`` (which
+segfaults Python) run their games in subprocesses.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, parallel_api_test
+from pettingzoo.utils.conversions import parallel_to_aec
+
+import sf_envs
+from sf_envs.match import BOT_LEVELS, MatchConfig, MatchError, RewardConfig
+from sf_envs.match.ports import PortsExhaustedError, lease_port
+
+SMALL = {"timelimit": 0.05, "obs_size": (40, 30)}  # 105 tics: 26 steps at frame skip 4
+LINEUPS = {
+    "duel": {},
+    "duel_bots": {"bot_skill": 2},
+    "deathmatch_bots": {"num_bots": 2},
+    "deathmatch": {"num_agents": 3, "num_bots": 1},
+}
+
+
+def play_out(env, seed: int = 0, check=None) -> tuple[dict, dict]:
+    """Plays random actions until the match ends; returns the last infos and summed rewards."""
+    env.reset(seed=seed)
+    infos = {}
+    rng = np.random.default_rng(seed)
+    totals = dict.fromkeys(env.agents, 0.0)
+    while env.agents:
+        actions = {a: int(rng.integers(env.action_space(a).n)) for a in env.agents}
+        _, rewards, _, _, infos = env.step(actions)
+        for agent, reward in rewards.items():
+            totals[agent] += reward
+        if check is not None:
+            check(env, infos)
+    return infos, totals
+
+
+@pytest.mark.parametrize("scenario", sorted(LINEUPS))
+def test_every_scenario_passes_the_parallel_and_aec_api_tests(scenario: str) -> None:
+    env = sf_envs.make_match(scenario, **SMALL, **LINEUPS[scenario])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # PettingZoo reports soft API problems as warnings
+            parallel_api_test(env, num_cycles=1000)
+    finally:
+        env.close()
+    aec = parallel_to_aec(sf_envs.make_match(scenario, **SMALL, **LINEUPS[scenario]))
+    try:
+        api_test(aec, num_cycles=1000)
+    finally:
+        aec.close()
+
+
+def test_lock_step_keeps_every_player_on_the_same_tic() -> None:
+    env = sf_envs.make_match("deathmatch", num_agents=3, num_bots=1, frame_skip=3, **SMALL)
+    seen = []
+
+    def check(env, infos):
+        times = env.core.episode_times()
+        assert len(set(times)) == 1, f"players drifted apart: {times}"
+        seen.append(times[0])
+
+    try:
+        play_out(env, check=check)
+        start = seen[0] - 3
+        assert seen == list(range(start + 3, start + 3 * len(seen) + 1, 3))
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("scenario", ["duel", "deathmatch_bots"])
+def test_stats_and_result_agree_with_the_engine_scoreboard(scenario: str) -> None:
+    env = sf_envs.make_match(scenario, **{**SMALL, "timelimit": 0.15}, **LINEUPS[scenario])
+    try:
+        infos, totals = play_out(env)
+        core = env.core
+        result = infos["player_0"]["match"]
+        assert set(result["frags"]) == set(env.possible_agents) | {b.name for b in core.config.bots}
+        # The engine's scoreboard, read directly now, scored from the match-start baseline.
+        state = core.players[0].game.get_server_state()
+        server = dict(zip(state.players_names, state.players_frags, strict=True))
+        for name, frags in result["frags"].items():
+            assert frags == server[name] - core._frag_baseline[name]
+        best = max(result["frags"].values())
+        leaders = [n for n, f in result["frags"].items() if f == best]
+        assert result["draw"] == (len(leaders) > 1)
+        assert result["winner"] == (leaders[0] if len(leaders) == 1 else None)
+        for agent, info in infos.items():
+            assert info["frags"] == result["frags"][agent]
+            assert info["placement"] == 1 + sum(f > info["frags"] for f in result["frags"].values())
+            assert info["win"] == float(result["winner"] == agent)
+            # Default rewards are the unshaped objective: summed rewards are the frags.
+            assert totals[agent] == info["frags"]
+            assert {"deaths", "hits", "damage_dealt", "damage_taken", "objective"} <= set(info)
+    finally:
+        env.close()
+
+
+def test_shaped_rewards_leave_the_true_objective_in_info() -> None:
+    env = sf_envs.make_match(
+        "duel_bots", rewards={"frag": 1.0, "damage_taken": -0.1, "death": -1.0}, **SMALL
+    )
+    try:
+        env.reset(seed=3)
+        frags = reward = 0.0
+        weights = env.core.config.rewards
+        while env.agents:
+            _, rewards, _, _, infos = env.step({"player_0": 7})  # fire in place
+            frags += infos["player_0"]["objective"]
+            reward += rewards["player_0"]
+        info = infos["player_0"]
+        assert frags == info["frags"]
+        expected = (
+            frags + weights.death * info["deaths"] + weights.damage_taken * info["damage_taken"]
+        )
+        assert reward == pytest.approx(expected)
+    finally:
+        env.close()
+
+
+def test_bot_levels_are_written_to_the_bots_file_in_use() -> None:
+    env = sf_envs.make_match("deathmatch_bots", num_bots=3, bot_skill=[1, 3, 5], **SMALL)
+    try:
+        _, infos = env.reset(seed=0)
+        bots = infos["player_0"]["bots"]
+        assert bots == [
+            {"name": "bot1_L1", "level": 1},
+            {"name": "bot2_L3", "level": 3},
+            {"name": "bot3_L5", "level": 5},
+        ]
+        path = env.core.bots_path
+        assert f"+viz_bots_path {path}" in env.core.players[0]._args
+        with open(path) as f:
+            entries = f.read().split("}")[:-1]
+        assert len(entries) == 3
+        for entry, bot in zip(entries, bots, strict=True):
+            level = BOT_LEVELS[bot["level"]]
+            assert f"name        {bot['name']}" in entry
+            assert f"isp         {level.isp}" in entry
+            assert f"aiming      {level.aiming}" in entry
+        # The engine took them: every bot is on the scoreboard.
+        assert set(env.core.scoreboard) == {"player_0", "bot1_L1", "bot2_L3", "bot3_L5"}
+    finally:
+        env.close()
+
+
+_HOLD_PORTS = textwrap.dedent(
+    """
+    import sys
+    from sf_envs.match.ports import lease_port
+    leases = [lease_port() for _ in range(40)]
+    print(" ".join(str(lease.port) for lease in leases), flush=True)
+    sys.stdin.readline()  # hold the leases until the parent has every process's ports
+    """
+)
+
+
+def test_ports_are_unique_across_parallel_processes() -> None:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _HOLD_PORTS],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    try:
+        ports = [int(p) for proc in procs for p in proc.stdout.readline().split()]
+        assert len(ports) == len(set(ports)) == 160
+        assert all(23000 <= p <= 32000 for p in ports)  # below the ephemeral range
+    finally:
+        for proc in procs:
+            proc.communicate("\n", timeout=60)
+
+
+def test_a_port_bound_by_someone_else_is_skipped() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as busy:
+        busy.bind(("", 0))
+        port = busy.getsockname()[1]
+        with pytest.raises(PortsExhaustedError, match="no free UDP port"):
+            lease_port((port, port), attempts=3)
+    lease = lease_port((port, port), attempts=3)
+    with pytest.raises(PortsExhaustedError):  # locked by our own lease now
+        lease_port((port, port), attempts=3)
+    lease.release()
+
+
+_PARALLEL_DUELS = textwrap.dedent(
+    """
+    import sys, numpy as np, sf_envs
+    env = sf_envs.make_match("duel", timelimit=0.03, obs_size=(40, 30))
+    env.reset(seed=int(sys.argv[1]))
+    while env.agents:
+        env.step({a: 1 for a in env.agents})
+    print("port", env.core.port)
+    env.close()
+    """
+)
+
+
+def test_matches_created_in_parallel_processes_do_not_collide(tmp_path) -> None:
+    # Subprocesses: two hosts on one port would segfault the Python that runs them.
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PARALLEL_DUELS, str(i)],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for i in range(3)
+    ]
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outputs
+    ports = [
+        line.split()[1] for out in outputs for line in out.splitlines() if line.startswith("port")
+    ]
+    assert len(set(ports)) == 3
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie runs nothing
+    except FileNotFoundError:
+        return True
+
+
+def test_close_kills_the_engines_and_is_idempotent() -> None:
+    env = sf_envs.make_match("duel", **SMALL)
+    pids = list(env.core.engine_pids)
+    workdir = env.core.workdir
+    assert len(pids) == 2
+    env.close()
+    env.close()
+    for pid in pids:
+        assert _gone(pid), f"engine {pid} survived close()"
+    assert not os.path.exists(workdir)
+    with pytest.raises(MatchError, match="closed"):
+        env.reset()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"map": "multi_duel", "num_bots": 3}, "at most 3 players"),
+        ({"map": "multi_deathmatch"}, "ends the map when player 0 or 1 dies"),
+        ({"map": "deathmatch"}, "no deathmatch starts"),
+        ({"map": "e1m1"}, "unknown map"),
+        ({"num_bots": 8}, r"num_bots in \[1, 7\]"),
+        ({"bot_skill": 6}, r"levels are 1\.\.5"),
+        ({"bot_skill": [1, 2]}, "2 levels for 7 bots"),
+        ({"timelimit": 0}, "timelimit must be a positive"),
+        ({"rewards": {"kills": 1.0}}, "unknown reward terms"),
+        ({"obs_size": (640, 480)}, "larger than the render"),
+        ({"framesskip": 4}, "unknown options"),
+    ],
+)
+def test_bad_settings_fail_before_any_engine_starts(kwargs, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        sf_envs.make_match("deathmatch_bots", **kwargs)
+
+
+def test_all_setting_errors_are_reported_at_once() -> None:
+    with pytest.raises(ValueError) as err:
+        MatchConfig.create("duel", num_agents=3, bot_skill=0, timelimit=-1)
+    for part in ("num_agents", "bot skill", "timelimit"):
+        assert part in str(err.value)
+
+
+def test_unknown_scenario_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="deathmatch_bots, duel, duel_bots"):
+        sf_envs.make_match("tournament")
+
+
+def test_bad_actions_and_misuse_are_clear_errors() -> None:
+    env = sf_envs.make_match("duel", **SMALL)
+    try:
+        with pytest.raises(RuntimeError, match="call reset"):
+            env.step({"player_0": 0, "player_1": 0})
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match="one action for each"):
+            env.step({"player_0": 0})
+        with pytest.raises(ValueError, match=r"not in Discrete\(14\)"):
+            env.step({"player_0": 0, "player_1": 14})
+        with pytest.raises(ValueError, match="unknown agent"):
+            env.action_space("player_7")
+        env.step({"player_0": np.int64(1), "player_1": 2})  # numpy integers are fine
+    finally:
+        env.close()
+
+
+def test_reward_presets() -> None:
+    assert RewardConfig.create("shaped").death < 0
+    assert RewardConfig.create(None) == RewardConfig()
+    with pytest.raises(ValueError, match="'frags' or 'shaped'"):
+        RewardConfig.create("dense")
