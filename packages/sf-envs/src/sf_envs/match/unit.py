@@ -1,0 +1,83 @@
+"""A match as a vector-engine unit: one row per learning agent, episodes that end together.
+
+The engine (:mod:`sf_envs.vector`) runs each unit inside a worker process, so a match that
+crashes or hangs takes down only its worker, which the engine restarts (on a freshly leased
+port, since every :class:`~sf_envs.match.core.MatchCore` leases its own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sf_envs.match.core import MatchCore
+from sf_envs.match.scenarios import MatchConfig
+from sf_envs.vector.units import RowBlock
+
+__all__ = ["MATCH_VARIABLES", "MatchUnit", "MatchUnitFactory"]
+
+#: The ``variables`` columns of a match row: the agent's stats since the match start.
+MATCH_VARIABLES: tuple[str, ...] = (
+    "FRAGS",
+    "DEATHS",
+    "HITS",
+    "DAMAGE_DEALT",
+    "DAMAGE_TAKEN",
+    "PLACEMENT",
+)
+
+
+class MatchUnit:
+    """One :class:`MatchCore` as a unit of ``num_agents`` rows (row ``i`` is ``player_i``)."""
+
+    def __init__(self, core: MatchCore) -> None:
+        self.core = core
+        self.num_rows = core.num_agents
+
+    def reset(self, seed: int | None, out: RowBlock) -> None:
+        self.core.reset(seed, out.obs, out.meas)
+        self._write_stats(out)
+        out.episode_return[:] = 0.0
+        out.episode_length[:] = 0
+
+    def step(self, actions: np.ndarray, out: RowBlock) -> bool:
+        rewards, terminated, truncated = self.core.step(actions, out.obs, out.meas)
+        out.reward[:] = rewards
+        out.terminated[:] = terminated
+        out.truncated[:] = truncated
+        out.episode_return += rewards
+        out.episode_length += 1
+        self._write_stats(out)
+        return bool(truncated.any())
+
+    def _write_stats(self, out: RowBlock) -> None:
+        for i in range(self.num_rows):
+            out.variables[i] = list(self.core.agent_stats(i).values())
+
+    def close(self) -> None:
+        self.core.close()
+
+
+@dataclass(frozen=True)
+class MatchUnitFactory:
+    """Builds one match per unit index; picklable, sent to every worker.
+
+    Example:
+        >>> factory = MatchUnitFactory(MatchConfig.create("duel", obs_size=(64, 48)))
+        >>> factory.rows_per_unit
+        2
+    """
+
+    config: MatchConfig
+
+    @property
+    def rows_per_unit(self) -> int:
+        return self.config.num_agents
+
+    @property
+    def variable_names(self) -> tuple[str, ...]:
+        return MATCH_VARIABLES
+
+    def __call__(self, unit_index: int, workdir: str) -> MatchUnit:
+        return MatchUnit(MatchCore(self.config, workdir))
