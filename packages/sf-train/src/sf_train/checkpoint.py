@@ -58,8 +58,10 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
+        # torch's own message goes on to suggest weights_only=False, which is not the fix here.
+        reason = (str(e).splitlines() or [""])[0][:120]
         raise CheckpointError(
-            f"checkpoint {path} is corrupt or not a checkpoint ({type(e).__name__}: {e}): "
+            f"checkpoint {path} is corrupt or not a checkpoint ({type(e).__name__}: {reason}): "
             "delete it to use the previous one, or start a new --run-dir"
         ) from e
     if not isinstance(state, dict) or "model" not in state:

@@ -17,6 +17,7 @@ import sys
 
 from rich.console import Console
 from rich.logging import RichHandler
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -83,7 +84,8 @@ def _train(argv: list[str]) -> int:
     reward = "-" if result.mean_return is None else f"{result.mean_return:.2f}"
     console.print(
         f"[green]done[/]: {result.frames:,} frames, {result.fps:,.0f} frames/s over "
-        f"{result.seconds:.0f} s, mean return {reward}; checkpoint {result.checkpoint}"
+        f"{result.seconds:.0f} s, mean return {reward}; checkpoint {result.checkpoint}",
+        soft_wrap=True,
     )
     return 0
 
@@ -156,7 +158,8 @@ def _enjoy(argv: list[str]) -> int:
         seed=args.seed,
     )
     console.print(
-        f"wrote {path} ({len(returns)} episodes, returns {', '.join(f'{r:.1f}' for r in returns)})"
+        f"wrote {path} ({len(returns)} episodes, returns {', '.join(f'{r:.1f}' for r in returns)})",
+        soft_wrap=True,
     )
     return 0
 
@@ -191,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return command(rest)
     except USER_ERRORS as e:
-        console.print(f"[red]error:[/] {e}")
+        console.print("[red]error:[/]", escape(str(e)), soft_wrap=True)
         return 2
 
 

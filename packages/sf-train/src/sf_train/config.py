@@ -167,7 +167,7 @@ class RunConfig:
     """Seed for the envs, the weights and the action sampling."""
     torch_threads: int = 0
     """Threads for torch's CPU kernels, in each of the sampler and the learner thread; 0 picks
-    1 each when asynchronous (measured fastest on 2 cores) and torch's default when sync."""
+    1, measured fastest on 2 cores, where more threads fight the env workers for the cores."""
     sync: bool = False
     """Synchronous mode for debugging: step all envs together (batch_size is ignored), then
     learn, with zero policy lag."""

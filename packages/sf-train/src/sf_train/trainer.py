@@ -394,20 +394,18 @@ class Trainer:
         """Trains until ``cfg.run.frames``, then writes a final checkpoint."""
         if self._closed:
             raise RuntimeError("this Trainer is closed; create a new one (with resume=True)")
-        threads = self.cfg.run.torch_threads
+        threads = self.cfg.run.torch_threads or 1
         previous = torch.get_num_threads()
         start_frames, start = self.frames, time.perf_counter()
         self._fps_window.append((start, self.frames))
         if self.frames >= self.cfg.run.frames:
             log.warning("run already at %d frames: raise --frames to train longer", self.frames)
         try:
+            torch.set_num_threads(threads)
             if self.cfg.run.sync:
-                if threads:
-                    torch.set_num_threads(threads)
                 self._train_sync()
             else:
-                torch.set_num_threads(threads or 1)
-                self._train_async(threads or 1)
+                self._train_async(threads)
         finally:
             torch.set_num_threads(previous)
         seconds = time.perf_counter() - start

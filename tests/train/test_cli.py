@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+
+import imageio.v2 as imageio
+import pytest
+
+from sf_train.cli import main
+
+
+def test_train_eval_enjoy_on_the_toy_env(tmp_path, toy_flags, capsys):
+    run = str(tmp_path / "run")
+    assert main(["train", *toy_flags, "--run-dir", run, "--frames", "512"]) == 0
+    assert main(["train", "--run-dir", run, "--frames", "1024", "--resume"]) == 0
+    assert "1,024 frames" in capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["eval", run, "--episodes", "6", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["episodes"] == 6 and summary["length_mean"] == 16.0
+    assert 0 <= summary["return_mean"] <= 16
+    assert main(["eval", run, "--episodes", "2", "--checkpoint", "best"]) == 0
+    assert "return" in capsys.readouterr().out
+    gif = tmp_path / "agent.gif"
+    assert main(["enjoy", run, "--out", str(gif)]) == 0
+    frames = imageio.mimread(gif)
+    # 17 frames written; GIF encoders may merge identical neighbours.
+    assert 2 <= len(frames) <= 17 and frames[0].shape == (96, 128, 3)
+
+
+def test_user_errors_print_the_fix(tmp_path, toy_flags, capsys):
+    assert main(["eval", str(tmp_path / "nowhere")]) == 2
+    assert "not a run folder" in capsys.readouterr().err
+    assert main(["train", *toy_flags, "--run-dir", str(tmp_path), "--num-envs", "0"]) == 2
+    assert "env.num_envs=0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["frobnicate"])
+
+
+def test_doom_smoke(tmp_path, capsys):
+    """A few hundred frames of sf/DoomBasic-v0 through the CLI with a tiny network."""
+    run = str(tmp_path / "doom")
+    flags = [
+        "--env",
+        "sf/DoomBasic-v0",
+        "--num-envs",
+        "2",
+        "--batch-size",
+        "1",
+        "--num-workers",
+        "1",
+        "--obs-size",
+        "32",
+        "24",
+        "--conv-channels",
+        "4",
+        "--conv-kernels",
+        "4",
+        "--conv-strides",
+        "2",
+        "--fc-size",
+        "16",
+        "--rnn-size",
+        "8",
+        "--rollout",
+        "8",
+        "--torch-threads",
+        "1",
+        "--frames",
+        "256",
+    ]
+    assert main(["train", *flags, "--run-dir", run]) == 0
+    capsys.readouterr()
+    assert main(["eval", run, "--episodes", "1", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["episodes"] == 1 and "killcount_mean" in summary
+    gif = tmp_path / "doom.gif"
+    assert main(["enjoy", run, "--out", str(gif)]) == 0
+    assert imageio.mimread(gif)[0].shape == (120, 160, 3)

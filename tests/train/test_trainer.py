@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from sf_train.checkpoint import CheckpointError, load_checkpoint
+from sf_train.config import AlgoConfig, save_config
+from sf_train.run_folder import RunFolderError, checkpoints_of
+from sf_train.trainer import Progress, Trainer, train
+
+
+def scalars(run_dir) -> dict[str, list[float]]:
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    return {tag: [e.value for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def test_sync_mode_has_zero_policy_lag(toy_config, tmp_path):
+    seen: list[Progress] = []
+    result = train(toy_config(frames=1024, sync=True), on_progress=seen.append)
+    assert result.frames >= 1024
+    assert [p.policy_lag for p in seen] == [0.0] * len(seen)
+    tags = scalars(tmp_path / "run")
+    assert set(tags["train/policy_lag_max"]) == {0.0}
+    assert set(tags["train/stale_fraction"]) == {0.0}
+
+
+def test_async_run_measures_lag_and_writes_the_tensorboard_tags(toy_config, tmp_path):
+    result = train(toy_config(frames=4096))
+    assert not [t for t in threading.enumerate() if t.name == "sf-train-learner"]
+    tags = scalars(tmp_path / "run")
+    expected = {
+        "perf/fps",
+        "charts/episodic_return",
+        "charts/episodic_length",
+        "losses/policy_loss",
+        "losses/value_loss",
+        "losses/entropy",
+        "losses/approx_kl",
+        "losses/clipfrac",
+        "losses/explained_variance",
+        "train/policy_lag_min",
+        "train/policy_lag_avg",
+        "train/policy_lag_max",
+        "train/lr",
+    }
+    assert expected <= set(tags)
+    # The sampler acts while the learner trains: some samples come from older weights.
+    assert max(tags["train/policy_lag_max"]) >= 1
+    assert max(tags["train/policy_lag_max"]) <= 3  # one queued batch bounds the lag
+    assert set(tags["charts/episodic_length"]) == {16.0}
+    assert result.mean_return is not None
+
+
+def test_resume_continues_exactly(toy_config, tmp_path):
+    """Train N, resume for M == train N + M straight, bit for bit (sync mode, toy env)."""
+    batch = 4 * 8
+    straight = toy_config(tmp_path / "straight", frames=15 * batch, sync=True)
+    split = toy_config(tmp_path / "split", frames=10 * batch, sync=True)
+    train(straight)
+    train(split)
+    split.run.frames = straight.run.frames
+    result = train(split, resume=True)
+    assert result.frames == 15 * batch
+    a = load_checkpoint(checkpoints_of(tmp_path / "straight").latest())
+    b = load_checkpoint(checkpoints_of(tmp_path / "split").latest())
+    assert a["version"] == b["version"] == 15
+    assert a["model"].keys() == b["model"].keys()
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+    for sa, sb in zip(
+        a["optimizer"]["state"].values(), b["optimizer"]["state"].values(), strict=True
+    ):
+        assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert a["recent_returns"] == b["recent_returns"]
+
+
+def test_resume_restores_the_kl_adaptive_learning_rate(toy_config, tmp_path):
+    cfg = toy_config(frames=256, sync=True)
+    cfg.algo = AlgoConfig(rollout=8, lr_schedule="kl_adaptive", target_kl=10.0)
+    train(cfg)
+    saved = load_checkpoint(checkpoints_of(tmp_path / "run").latest())
+    assert saved["lr"] != cfg.algo.learning_rate  # a tiny KL raised it
+    cfg.run.frames = 512
+    with Trainer(cfg, resume=True) as trainer:
+        assert trainer.learner.lr == saved["lr"]
+        assert trainer.learner.version == saved["version"]
+        assert trainer.frames == saved["frames"]
+
+
+def test_run_folder_errors_name_the_fix(toy_config, tmp_path):
+    cfg = toy_config(frames=128, sync=True)
+    with pytest.raises(RunFolderError, match="not a run folder"):
+        Trainer(cfg, resume=True)
+    save_config(cfg, tmp_path / "run" / "config.json")
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        Trainer(cfg, resume=True)
+    train(cfg)
+    with pytest.raises(RunFolderError, match="--resume"):
+        Trainer(cfg)
+    cfg.algo.gamma = 0.9
+    with pytest.raises(RunFolderError, match=r"algo.gamma: saved 0.5, given 0.9"):
+        Trainer(cfg, resume=True)
+    cfg.algo.gamma = 0.5
+    latest = checkpoints_of(tmp_path / "run").latest()
+    latest.write_bytes(latest.read_bytes()[:100])
+    with pytest.raises(CheckpointError, match=latest.name):
+        Trainer(cfg, resume=True)
+
+
+def test_learner_errors_reach_the_caller_and_stop_the_thread(toy_config, monkeypatch):
+    def broken(*args, **kwargs):
+        raise FloatingPointError("boom")
+
+    with Trainer(toy_config(frames=4096)) as trainer:
+        monkeypatch.setattr(trainer.learner, "train", broken)
+        with pytest.raises(RuntimeError, match="learner thread failed") as info:
+            trainer.train()
+    assert isinstance(info.value.__cause__, FloatingPointError)
+    assert not [t for t in threading.enumerate() if t.name == "sf-train-learner"]
+
+
+def test_async_training_learns_the_toy_env(toy_config):
+    """A random policy scores 8 of 16; 60-80 updates of 128 steps typically reach 15.5."""
+    cfg = toy_config(frames=12_800)
+    cfg.env.num_envs, cfg.env.batch_size, cfg.algo.rollout = 8, 4, 16
+    result = train(cfg)
+    assert result.mean_return >= 14.0
