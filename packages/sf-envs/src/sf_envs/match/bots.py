@@ -5,8 +5,13 @@ the entry called NAME. A match writes its own file with one uniquely named entry
 bot's identity and level are known and reported, and parallel matches never share a file.
 
 The engine's parameters are not a skill dial by themselves (``perfection`` is unused, ``aiming``
-only affects hitscan weapons, and on rocket maps a *low* ``isp`` frags more), so the levels below
-were calibrated by measurement against a random agent: see ``benchmarks/bot_levels.py``.
+only affects hitscan weapons, and on rocket maps a *low* ``isp`` frags more), so levels must be
+calibrated by measurement: ``benchmarks/bot_levels.py`` plays each level against a random agent.
+Its first run (16 one-minute games per level and map) could NOT tell any two levels apart on
+multi_duel, cig_map01 or cig_map02: every level scored -0.1 to +0.25 bot frags per minute, within
+two standard errors of its neighbours. The ladder below is therefore ordered by the engine's
+parameters only, not yet by measured strength; a stronger reference opponent than a random agent
+(or handicaps) is needed to separate the levels.
 """
 
 from __future__ import annotations
