@@ -66,7 +66,7 @@ def in_engine(config: MatchConfig, seconds: float, workers: int, per_worker: int
         run(protocol.RESET)
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            shared["actions"][:] = rng.integers(0, len(config.scenario.actions), rows)
+            shared["actions"][:] = rng.integers(0, len(config.actions), rows)
             run(protocol.STEP)
             steps += units
         return steps / (time.perf_counter() - start)

@@ -20,13 +20,13 @@ from pettingzoo.test import api_test, parallel_api_test
 from pettingzoo.utils.conversions import parallel_to_aec
 
 import sf_envs
-from sf_envs.match import BOT_LEVELS, MatchConfig, MatchError, RewardConfig
+from sf_envs.match import MatchConfig, MatchError, RewardConfig, bot_ladder
 from sf_envs.match.ports import PortsExhaustedError, lease_port
 
 SMALL = {"timelimit": 0.05, "obs_size": (40, 30)}  # 105 tics: 26 steps at frame skip 4
 LINEUPS = {
     "duel": {},
-    "duel_bots": {"bot_skill": 2},
+    "duel_bots": {"bot_skill": 1},
     "deathmatch_bots": {"num_bots": 2},
     "deathmatch": {"num_agents": 3, "num_bots": 1},
 }
@@ -118,7 +118,7 @@ def test_shaped_rewards_leave_the_true_objective_in_info() -> None:
         frags = reward = 0.0
         weights = env.core.config.rewards
         while env.agents:
-            _, rewards, _, _, infos = env.step({"player_0": 7})  # fire in place
+            _, rewards, _, _, infos = env.step({"player_0": 3})  # fire in place
             frags += infos["player_0"]["objective"]
             reward += rewards["player_0"]
         info = infos["player_0"]
@@ -132,29 +132,42 @@ def test_shaped_rewards_leave_the_true_objective_in_info() -> None:
 
 
 def test_bot_levels_are_written_to_the_bots_file_in_use() -> None:
-    env = sf_envs.make_match("deathmatch_bots", num_bots=3, bot_skill=[1, 3, 5], **SMALL)
+    env = sf_envs.make_match(
+        "deathmatch_bots", map="multi_duel", num_bots=2, bot_skill=[1, 2], **SMALL
+    )
     try:
         _, infos = env.reset(seed=0)
         bots = infos["player_0"]["bots"]
-        assert bots == [
-            {"name": "bot1_L1", "level": 1},
-            {"name": "bot2_L3", "level": 3},
-            {"name": "bot3_L5", "level": 5},
-        ]
+        assert bots == [{"name": "bot1_L1", "level": 1}, {"name": "bot2_L2", "level": 2}]
         path = env.core.bots_path
+        assert os.path.isabs(path)  # a relative path silently loads the shipped bots.cfg
         assert f"+viz_bots_path {path}" in env.core.players[0]._args
         with open(path) as f:
             entries = f.read().split("}")[:-1]
-        assert len(entries) == 3
+        assert len(entries) == 2
+        ladder = bot_ladder("multi_duel")
         for entry, bot in zip(entries, bots, strict=True):
-            level = BOT_LEVELS[bot["level"]]
             assert f"name        {bot['name']}" in entry
-            assert f"isp         {level.isp}" in entry
-            assert f"aiming      {level.aiming}" in entry
+            assert f"isp         {ladder[bot['level']].isp}" in entry
         # The engine took them: every bot is on the scoreboard.
-        assert set(env.core.scoreboard) == {"player_0", "bot1_L1", "bot2_L3", "bot3_L5"}
+        assert set(env.core.scoreboard) == {"player_0", "bot1_L1", "bot2_L2"}
     finally:
         env.close()
+
+
+def test_each_map_offers_only_its_measured_levels() -> None:
+    assert sorted(bot_ladder("multi_duel")) == [1, 2]
+    assert sorted(bot_ladder("cig_map02")) == [1]
+    strongest = MatchConfig.create("duel_bots")  # the map's strongest level by default
+    assert [b.level for b in strongest.bots] == [2]
+    with pytest.raises(ValueError, match=r"levels on cig_map02 are 1\.\.1"):
+        MatchConfig.create("duel_bots", map="cig_map02", bot_skill=2)
+
+
+def test_multi_duel_controls_cannot_walk_into_the_death_floor() -> None:
+    config = MatchConfig.create("duel", **SMALL)
+    assert config.buttons == ("MOVE_LEFT", "MOVE_RIGHT", "ATTACK")
+    assert "MOVE_FORWARD" in MatchConfig.create("deathmatch_bots", num_bots=1).buttons
 
 
 _HOLD_PORTS = textwrap.dedent(
@@ -262,7 +275,7 @@ def test_close_kills_the_engines_and_is_idempotent() -> None:
         ({"map": "deathmatch"}, "no deathmatch starts"),
         ({"map": "e1m1"}, "unknown map"),
         ({"num_bots": 8}, r"num_bots in \[1, 7\]"),
-        ({"bot_skill": 6}, r"levels are 1\.\.5"),
+        ({"bot_skill": 2}, r"levels on cig_map02 are 1\.\.1"),
         ({"bot_skill": [1, 2]}, "2 levels for 7 bots"),
         ({"timelimit": 0}, "timelimit must be a positive"),
         ({"rewards": {"kills": 1.0}}, "unknown reward terms"),
@@ -295,8 +308,8 @@ def test_bad_actions_and_misuse_are_clear_errors() -> None:
         env.reset(seed=0)
         with pytest.raises(ValueError, match="one action for each"):
             env.step({"player_0": 0})
-        with pytest.raises(ValueError, match=r"not in Discrete\(14\)"):
-            env.step({"player_0": 0, "player_1": 14})
+        with pytest.raises(ValueError, match=r"not in Discrete\(6\)"):
+            env.step({"player_0": 0, "player_1": 6})
         with pytest.raises(ValueError, match="unknown agent"):
             env.action_space("player_7")
         env.step({"player_0": np.int64(1), "player_1": 2})  # numpy integers are fine

@@ -30,7 +30,7 @@ def test_two_duels_step_in_the_engine_with_one_row_per_agent() -> None:
         rng = np.random.default_rng(0)
         steps = 0
         while not shared["truncated"].any():
-            shared["actions"][:] = rng.integers(0, len(config.scenario.actions), 4)
+            shared["actions"][:] = rng.integers(0, len(config.actions), 4)
             run_all(engine, protocol.STEP, [0, 1])
             steps += 1
             # Rows of one match end together; both matches have the same length.

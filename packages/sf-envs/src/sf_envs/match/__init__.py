@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sf_envs.match.bots import BOT_LEVELS, BotLevel, BotSpec
+from sf_envs.match.bots import BOT_LADDERS, BotLevel, BotSpec, bot_ladder
 from sf_envs.match.core import MatchCore
 from sf_envs.match.env import MatchEnv, make_match
 from sf_envs.match.lockstep import MatchError, MatchHungError
@@ -17,7 +17,7 @@ from sf_envs.match.scenarios import (
 )
 
 __all__ = [
-    "BOT_LEVELS",
+    "BOT_LADDERS",
     "MAPS",
     "MATCH_SCENARIOS",
     "BotLevel",
@@ -30,6 +30,7 @@ __all__ = [
     "MatchMap",
     "MatchScenario",
     "RewardConfig",
+    "bot_ladder",
     "get_match_scenario",
     "make_match",
     "match_scenario_names",

@@ -100,7 +100,7 @@ class MatchCore:
     def _start(self) -> None:
         config = self.config
         self.bots_path = (
-            write_bots_file(os.path.join(self.workdir, "bots.cfg"), config.bots)
+            write_bots_file(os.path.join(self.workdir, "bots.cfg"), config.bots, config.map.name)
             if config.bots
             else None
         )
@@ -126,7 +126,7 @@ class MatchCore:
 
     @property
     def num_actions(self) -> int:
-        return len(self.config.scenario.actions)
+        return len(self.config.actions)
 
     def reset(self, seed: int | None, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
         """Starts a new match: every player restarts the map, the host adds the bots."""

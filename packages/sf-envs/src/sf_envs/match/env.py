@@ -31,7 +31,7 @@ class MatchEnv(ParallelEnv):
 
     Example:
         >>> import sf_envs
-        >>> env = sf_envs.make_match("duel_bots", bot_skill=3, timelimit=0.1)
+        >>> env = sf_envs.make_match("duel_bots", bot_skill=2, timelimit=0.1)
         >>> obs, infos = env.reset(seed=0)
         >>> obs["player_0"].shape
         (3, 72, 128)
@@ -56,7 +56,7 @@ class MatchEnv(ParallelEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents: list[str] = []
         self._obs_space = observation_space(config.options, len(MatchCore.MEASUREMENTS))
-        self._action_space = spaces.Discrete(len(config.scenario.actions))
+        self._action_space = spaces.Discrete(len(config.actions))
         self._screens = np.zeros((n, *config.options.obs_shape), dtype=np.uint8)
         self._meas = (
             np.zeros((n, len(MatchCore.MEASUREMENTS)), dtype=np.float32)
@@ -196,7 +196,7 @@ class MatchEnv(ParallelEnv):
 def make_match(
     scenario: str, *, render_mode: str | None = None, workdir: str | None = None, **kwargs: Any
 ) -> MatchEnv:
-    """Creates a match env: ``make_match("duel_bots", bot_skill=3, frame_skip=4)``.
+    """Creates a match env: ``make_match("duel_bots", bot_skill=2, frame_skip=4)``.
 
     Every setting is validated before any engine starts (a bad multiplayer setup segfaults
     Python inside the engine rather than raising); see

@@ -9,13 +9,32 @@ with an explanation up front instead of a segfault inside ``DoomGame.init()``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain
 
 import vizdoom
 
 __all__ = ["MAPS", "UNSUPPORTED_MAPS", "MatchMap", "get_map", "map_names"]
 
 _PACKAGE_DIR = os.path.dirname(vizdoom.__file__)
+
+_MOVE_AND_SHOOT = (
+    "MOVE_FORWARD",
+    "MOVE_BACKWARD",
+    "MOVE_LEFT",
+    "MOVE_RIGHT",
+    "TURN_LEFT",
+    "TURN_RIGHT",
+    "ATTACK",
+    "SELECT_NEXT_WEAPON",
+)
+_COMBOS = (
+    ("MOVE_FORWARD", "TURN_LEFT"),
+    ("MOVE_FORWARD", "TURN_RIGHT"),
+    ("MOVE_FORWARD", "ATTACK"),
+    ("TURN_LEFT", "ATTACK"),
+    ("TURN_RIGHT", "ATTACK"),
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +51,13 @@ class MatchMap:
             only affects hitscan weapons).
         game_args: Extra console arguments the map needs (e.g. ``+sv_noexit 1``).
         description: One line for listings.
+        buttons: The buttons every agent controls on this map.
+        combos: Multi-button actions on top of no-op and each single button.
+
+    Controls belong to the map, not the scenario: multi_duel is a strafe-and-shoot arena whose
+    deathmatch starts face an instant-death floor, so an agent that can walk forward mostly kills
+    itself (measured: holding MOVE_FORWARD there gave 30 suicides a minute; its own
+    ``multi_duel.cfg`` offers only MOVE_LEFT, MOVE_RIGHT and ATTACK).
     """
 
     name: str
@@ -42,6 +68,20 @@ class MatchMap:
     weapons: str
     description: str
     game_args: str = ""
+    buttons: tuple[str, ...] = _MOVE_AND_SHOOT
+    combos: tuple[tuple[str, ...], ...] = _COMBOS
+    _actions: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = [b for b in chain(self.buttons, *self.combos) if not hasattr(vizdoom.Button, b)]
+        if unknown:
+            raise ValueError(f"map {self.name!r}: unknown ViZDoom buttons {unknown}")
+        object.__setattr__(self, "_actions", ((), *((b,) for b in self.buttons), *self.combos))
+
+    @property
+    def actions(self) -> tuple[tuple[str, ...], ...]:
+        """The discrete action set: index 0 is no-op, then each button, then the combos."""
+        return self._actions
 
     @property
     def iwad_path(self) -> str:
@@ -81,7 +121,9 @@ MAPS: dict[str, MatchMap] = {
             # Two deathmatch starts: 3 players ran, 5 crashed the engine.
             max_players=3,
             weapons="rockets",
-            description="Small duel room with two deathmatch starts and rockets.",
+            description="Small duel room with two deathmatch starts and rockets; strafe and shoot.",
+            buttons=("MOVE_LEFT", "MOVE_RIGHT", "ATTACK"),
+            combos=(("MOVE_LEFT", "ATTACK"), ("MOVE_RIGHT", "ATTACK")),
         ),
         MatchMap(
             "freedoom2_map01",

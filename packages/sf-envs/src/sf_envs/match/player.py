@@ -72,10 +72,7 @@ class MatchPlayer:
         self.config = config
         self.ini_path = os.path.join(workdir, "_vizdoom.ini")
         self._args = args
-        self._buttons = [
-            [float(b in action) for b in config.scenario.buttons]
-            for action in config.scenario.actions
-        ]
+        self._buttons = [[float(b in action) for b in config.buttons] for action in config.actions]
         self._frames = FramePipeline(config.options)
         self.game: vizdoom.DoomGame | None = None
         self.values = np.zeros(len(_VARIABLES), dtype=np.float64)
@@ -108,9 +105,7 @@ class MatchPlayer:
             getattr(vizdoom.ScreenResolution, self.config.options.resolution_mode)
         )
         game.set_render_hud(True)
-        game.set_available_buttons(
-            [getattr(vizdoom.Button, b) for b in self.config.scenario.buttons]
-        )
+        game.set_available_buttons([getattr(vizdoom.Button, b) for b in self.config.buttons])
         game.set_available_game_variables(list(_GAME_VARIABLES))
         game.set_episode_timeout(0)  # +timelimit ends the match, on the same tic for everyone
         game.add_game_args(self._args)

@@ -9,13 +9,10 @@ players for a map, no deathmatch starts) segfaults Python instead of raising.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from itertools import chain
+from dataclasses import dataclass
 from typing import Any
 
-import vizdoom
-
-from sf_envs.match.bots import BOT_LEVELS, BotSpec, bot_specs
+from sf_envs.match.bots import BotSpec, bot_ladder, bot_specs
 from sf_envs.match.maps import MatchMap, get_map
 from sf_envs.match.rewards import RewardConfig
 from sf_envs.options import DoomOptions
@@ -27,24 +24,6 @@ __all__ = [
     "get_match_scenario",
     "match_scenario_names",
 ]
-
-_MOVE_AND_SHOOT = (
-    "MOVE_FORWARD",
-    "MOVE_BACKWARD",
-    "MOVE_LEFT",
-    "MOVE_RIGHT",
-    "TURN_LEFT",
-    "TURN_RIGHT",
-    "ATTACK",
-    "SELECT_NEXT_WEAPON",
-)
-_COMBOS = (
-    ("MOVE_FORWARD", "TURN_LEFT"),
-    ("MOVE_FORWARD", "TURN_RIGHT"),
-    ("MOVE_FORWARD", "ATTACK"),
-    ("TURN_LEFT", "ATTACK"),
-    ("TURN_RIGHT", "ATTACK"),
-)
 
 
 @dataclass(frozen=True)
@@ -59,9 +38,10 @@ class MatchScenario:
         agents_range: Inclusive ``(min, max)`` learning agents.
         bots_range: Inclusive ``(min, max)`` bots.
         timelimit: Match length in minutes of game time (35 tics per second).
-        buttons: The buttons every agent controls.
-        combos: Multi-button actions on top of no-op and each single button.
         description: One line for listings.
+
+    The controls come with the map (:attr:`MatchConfig.actions`), since what an agent may safely
+    do depends on the map.
     """
 
     name: str
@@ -72,21 +52,9 @@ class MatchScenario:
     bots_range: tuple[int, int]
     timelimit: float
     description: str
-    buttons: tuple[str, ...] = _MOVE_AND_SHOOT
-    combos: tuple[tuple[str, ...], ...] = _COMBOS
-    _actions: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        unknown = [b for b in chain(self.buttons, *self.combos) if not hasattr(vizdoom.Button, b)]
-        if unknown:
-            raise ValueError(f"match scenario {self.name!r}: unknown ViZDoom buttons {unknown}")
         get_map(self.map)
-        object.__setattr__(self, "_actions", ((), *((b,) for b in self.buttons), *self.combos))
-
-    @property
-    def actions(self) -> tuple[tuple[str, ...], ...]:
-        """The discrete action set: index 0 is no-op, then each button, then the combos."""
-        return self._actions
 
 
 MATCH_SCENARIOS: dict[str, MatchScenario] = {
@@ -182,6 +150,16 @@ class MatchConfig:
     def num_players(self) -> int:
         return self.num_agents + len(self.bots)
 
+    @property
+    def buttons(self) -> tuple[str, ...]:
+        """The buttons every agent controls (the map's)."""
+        return self.map.buttons
+
+    @property
+    def actions(self) -> tuple[tuple[str, ...], ...]:
+        """The discrete action set (the map's): index 0 is no-op, then buttons, then combos."""
+        return self.map.actions
+
     @classmethod
     def create(
         cls,
@@ -189,7 +167,7 @@ class MatchConfig:
         *,
         num_agents: int | None = None,
         num_bots: int | None = None,
-        bot_skill: int | Sequence[int] = 3,
+        bot_skill: int | Sequence[int] | None = None,
         map: str | None = None,
         timelimit: float | None = None,
         rewards: RewardConfig | dict[str, float] | str | None = None,
@@ -202,7 +180,9 @@ class MatchConfig:
             scenario: A match scenario or its name.
             num_agents: Learning agents; the scenario's default when None.
             num_bots: Scripted bots; the scenario's default when None.
-            bot_skill: One level 1-5 for all bots, or one level per bot.
+            bot_skill: One level for all bots, or one level per bot; the map's strongest when
+                None. Levels are per map (:data:`~sf_envs.match.bots.BOT_LADDERS`): only those
+                measured to differ in strength exist.
             map: Map name; the scenario's default when None.
             timelimit: Minutes per match; the scenario's default when None.
             rewards: See :meth:`RewardConfig.create`.
@@ -240,7 +220,13 @@ class MatchConfig:
                 f"num_bots to {max(match_map.max_players - agents, 0)} or choose a bigger "
                 "map such as cig_map01"
             )
-        levels = cls._bot_levels(bot_skill, n_bots if _is_int(n_bots) else 0, errors)
+        levels = (
+            []
+            if match_map is None
+            else cls._bot_levels(
+                bot_skill, n_bots if _is_int(n_bots) else 0, match_map.name, errors
+            )
+        )
         limit = scenario.timelimit if timelimit is None else timelimit
         if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
             errors.append(f"timelimit must be a positive number of minutes, got {limit!r}")
@@ -277,7 +263,10 @@ class MatchConfig:
         )
 
     @staticmethod
-    def _bot_levels(bot_skill: Any, n_bots: int, errors: list[str]) -> list[int]:
+    def _bot_levels(bot_skill: Any, n_bots: int, map_name: str, errors: list[str]) -> list[int]:
+        ladder = bot_ladder(map_name)
+        if bot_skill is None:
+            bot_skill = max(ladder)
         levels = [bot_skill] * n_bots if _is_int(bot_skill) else bot_skill
         if not isinstance(levels, Sequence) or isinstance(levels, str):
             errors.append(f"bot_skill must be a level or a list of levels, got {bot_skill!r}")
@@ -285,9 +274,10 @@ class MatchConfig:
         levels = list(levels)
         if len(levels) != n_bots:
             errors.append(f"bot_skill lists {len(levels)} levels for {n_bots} bots; give one each")
-        bad = [lv for lv in levels if not _is_int(lv) or lv not in BOT_LEVELS]
-        if bad or (_is_int(bot_skill) and bot_skill not in BOT_LEVELS):
+        bad = [lv for lv in levels if not _is_int(lv) or lv not in ladder]
+        if bad or (_is_int(bot_skill) and bot_skill not in ladder):
             errors.append(
-                f"bot skill levels are {min(BOT_LEVELS)}..{max(BOT_LEVELS)}, got {bot_skill!r}"
+                f"bot skill levels on {map_name} are {min(ladder)}..{max(ladder)} (only levels "
+                f"measured to differ in strength; see sf_envs.match.bots), got {bot_skill!r}"
             )
         return levels if not bad and len(levels) == n_bots else []
