@@ -117,6 +117,10 @@ class AlgoConfig:
     """Trajectory length T; also the GRU's backpropagation-through-time horizon."""
     gamma: float = 0.99
     """Discount factor."""
+    reward_scale: float = 0.01
+    """Rewards are multiplied by this before learning (logged returns stay raw). ViZDoom pays
+    in the hundreds (a kill in basic is +100); unscaled, the value loss is in the thousands and
+    its clipped gradient drowns the policy's. 0.01 is Sample Factory's choice for Doom."""
     learning_rate: float = 3e-4
     """Adam learning rate; small models tolerate more than Sample Factory's 1e-4."""
     lr_schedule: Literal["constant", "linear", "kl_adaptive"] = "constant"
@@ -237,6 +241,8 @@ def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
         errors.append(f"algo.rollout={c.rollout}: use at least 1 (32 is typical)")
     if not 0.0 < c.gamma <= 1.0:
         errors.append(f"algo.gamma={c.gamma}: use a value in (0, 1], e.g. 0.99")
+    if not c.reward_scale > 0:
+        errors.append(f"algo.reward_scale={c.reward_scale}: use a positive value, e.g. 0.01")
     if not c.learning_rate > 0:
         errors.append(f"algo.learning_rate={c.learning_rate}: use a positive value, e.g. 3e-4")
     if not c.target_kl > 0:

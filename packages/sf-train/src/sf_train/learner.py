@@ -94,7 +94,7 @@ class Learner:
             vs, pg_advantages = vtrace(
                 log_rhos,
                 discounts,
-                mb["rewards"],
+                mb["rewards"] * cfg.reward_scale,
                 values[:T].detach(),
                 values[T].detach(),
                 rho_bar=cfg.rho_bar,

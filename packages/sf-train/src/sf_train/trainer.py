@@ -207,6 +207,7 @@ class Trainer:
         self._last_lag: float | None = None
         self._next_checkpoint = self.frames + cfg.run.checkpoint_every
         self._last_checkpoint: Path | None = None
+        self._stop_requested = False
 
     # -- state ---------------------------------------------------------------------------
 
@@ -316,8 +317,16 @@ class Trainer:
     def _progress(self) -> float:
         return min(1.0, self.frames / self.cfg.run.frames)
 
+    def request_stop(self) -> None:
+        """Ends :meth:`train` after the current batch (e.g. from ``on_progress``), which then
+        writes its final checkpoint as usual."""
+        self._stop_requested = True
+
+    def _running(self) -> bool:
+        return self.frames < self.cfg.run.frames and not self._stop_requested
+
     def _train_sync(self) -> None:
-        while self.frames < self.cfg.run.frames:
+        while self._running():
             rollout = self.sampler.collect(self.learner.version)
             self._record_rollout(rollout)
             stats = self.learner.train(rollout.buffer, self._progress())
@@ -369,7 +378,7 @@ class Trainer:
         thread = threading.Thread(target=learn, name="sf-train-learner", daemon=True)
         thread.start()
         try:
-            while self.frames < self.cfg.run.frames and not stop.is_set():
+            while self._running() and not stop.is_set():
                 rollout = self.sampler.collect(self.weights.acting)
                 self._record_rollout(rollout)
                 hand_over(rollout)
