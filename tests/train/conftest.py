@@ -28,6 +28,7 @@ TOY_FLAGS = [
     "2",
     "--fc-size",
     "32",
+    "--rnn",
     "--rnn-size",
     "16",
     "--rollout",
@@ -51,9 +52,18 @@ def toy_config(tmp_path) -> Callable[..., Config]:
         return Config(
             env=EnvConfig(env="toy", num_envs=4, batch_size=2, obs_size=(16, 12)),
             model=ModelConfig(
-                conv_channels=(8,), conv_kernels=(4,), conv_strides=(2,), fc_size=32, rnn_size=16
+                conv_channels=(8,),
+                conv_kernels=(4,),
+                conv_strides=(2,),
+                fc_size=32,
+                rnn=True,
+                rnn_size=16,
             ),
-            algo=AlgoConfig(rollout=8, learning_rate=5e-3, gamma=0.5),
+            # One update per batch keeps "zero lag" literal in sync mode; tests that need
+            # several minibatches or epochs set them.
+            algo=AlgoConfig(
+                rollout=8, learning_rate=5e-3, gamma=0.5, num_epochs=1, num_minibatches=1
+            ),
             run=RunConfig(
                 run_dir=str(run_dir or tmp_path / "run"), frames=frames, torch_threads=1, **run
             ),

@@ -63,6 +63,8 @@ def test_doom_smoke(tmp_path, capsys):
         "8",
         "--rollout",
         "8",
+        "--num-minibatches",
+        "2",
         "--torch-threads",
         "1",
         "--frames",

@@ -11,7 +11,7 @@ from sf_train.sampler import Sampler
 from sf_train.toy_env import ToyVecEnv
 
 TINY = ModelConfig(
-    conv_channels=(8,), conv_kernels=(4,), conv_strides=(2,), fc_size=32, rnn_size=16
+    conv_channels=(8,), conv_kernels=(4,), conv_strides=(2,), fc_size=32, rnn=True, rnn_size=16
 )
 CPU = torch.device("cpu")
 
@@ -26,7 +26,7 @@ def make(num_envs, batch_size, algo, model_cfg=TINY, T=8, seed=0, **env_kwargs):
 
 
 def test_sync_mode_has_zero_policy_lag():
-    venv, sampler, learner = make(4, 4, AlgoConfig())
+    venv, sampler, learner = make(4, 4, AlgoConfig(num_epochs=1, num_minibatches=1))
     try:
         for _ in range(3):
             rollout = sampler.collect(learner.version)
@@ -83,7 +83,13 @@ def test_kl_adaptive_rule():
 
 
 def test_kl_adaptive_learner_moves_the_rate():
-    algo = AlgoConfig(lr_schedule="kl_adaptive", learning_rate=1e-4, target_kl=1.0)
+    algo = AlgoConfig(
+        lr_schedule="kl_adaptive",
+        learning_rate=1e-4,
+        target_kl=1.0,
+        num_epochs=1,
+        num_minibatches=1,
+    )
     venv, sampler, learner = make(4, 4, algo)
     try:
         rollout = sampler.collect(learner.version)

@@ -14,7 +14,7 @@ DICT = spaces.Dict(
     {"screen": SCREEN, "measurements": spaces.Box(-np.inf, np.inf, (5,), dtype=np.float32)}
 )
 ACTIONS = spaces.MultiDiscrete([3, 2])
-SMALL = ModelConfig(conv_channels=(8, 16), fc_size=32, rnn_size=16, measurements_size=8)
+SMALL = ModelConfig(conv_channels=(8, 16), fc_size=32, rnn=True, rnn_size=16, measurements_size=8)
 
 
 def make_obs(space, *lead):

@@ -9,7 +9,9 @@ from sf_train.model import ActorCritic
 from sf_train.sampler import Sampler
 from sf_train.toy_env import ToyVecEnv
 
-TINY = ModelConfig(conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16, rnn_size=8)
+TINY = ModelConfig(
+    conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16, rnn=True, rnn_size=8
+)
 
 
 def bright_side(screen: torch.Tensor) -> torch.Tensor:

@@ -82,7 +82,7 @@ class ActorCritic(nn.Module):
 
     Example:
         >>> obs_space = spaces.Box(0, 255, (1, 36, 64), dtype="uint8")
-        >>> model = ActorCritic(obs_space, spaces.Discrete(3), ModelConfig())
+        >>> model = ActorCritic(obs_space, spaces.Discrete(3), ModelConfig(rnn=True))
         >>> state = model.initial_state(4)
         >>> out = model(torch.zeros(4, 1, 36, 64, dtype=torch.uint8), state)
         >>> out.logits.shape, out.values.shape, out.rnn_state.shape
