@@ -8,7 +8,7 @@ Reference on the 2-core machine (MEASUREMENTS.md): Sample Factory 2.1.1 reaches 
 frames and 5 min 20 s. The wall clock here is shared with other work on the machine, so frames
 are the fairer comparison.
 
-    python benchmarks/train_doom_basic.py --out doom_basic.png [--frames 1000000] [--sync]
+    python benchmarks/train_doom_basic.py --out doom_basic.png [--frames N] [--sync] [--torch-threads N]
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def main() -> None:
     parser.add_argument("--out", default="doom_basic_reward.png", help="reward-curve PNG")
     parser.add_argument("--sync", action="store_true", help="synchronous mode, for comparison")
     parser.add_argument("--keep-going", action="store_true", help="train past the target")
+    parser.add_argument("--torch-threads", type=int, default=0, help="0: the default (1)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
@@ -40,7 +41,13 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as run_dir:
         cfg = Config(
-            run=RunConfig(run_dir=run_dir, frames=args.frames, sync=args.sync, seed=args.seed)
+            run=RunConfig(
+                run_dir=run_dir,
+                frames=args.frames,
+                sync=args.sync,
+                seed=args.seed,
+                torch_threads=args.torch_threads,
+            )
         )
         with Trainer(cfg) as trainer:
 
@@ -58,7 +65,7 @@ def main() -> None:
             trainer.on_progress = record
             result = trainer.train()
 
-    mode = "sync" if args.sync else "async"
+    mode = ("sync" if args.sync else "async") + f", {args.torch_threads or 1} torch thread(s)"
     print(
         f"mode {mode}: {result.frames:,} frames in {result.seconds:.1f} s = {result.fps:,.0f} frames/s"
     )

@@ -196,6 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as e:
         console.print("[red]error:[/]", escape(str(e)), soft_wrap=True)
         return 2
+    except KeyboardInterrupt:
+        console.print(
+            "[yellow]interrupted[/]: a training run continues from its last checkpoint with "
+            "sf-train train --run-dir DIR --resume",
+            soft_wrap=True,
+        )
+        return 130
 
 
 if __name__ == "__main__":
