@@ -8,6 +8,7 @@ segfaults Python) run their games in subprocesses.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +22,8 @@ from pettingzoo.utils.conversions import parallel_to_aec
 
 import sf_envs
 from sf_envs.match import MatchConfig, MatchError, RewardConfig, bot_ladder
+from sf_envs.match import core as match_core
+from sf_envs.match import ports as match_ports
 from sf_envs.match.ports import PortsExhaustedError, lease_port
 
 SMALL = {"timelimit": 0.05, "obs_size": (40, 30)}  # 105 tics: 26 steps at frame skip 4
@@ -210,6 +213,71 @@ def test_a_port_bound_by_someone_else_is_skipped() -> None:
     with pytest.raises(PortsExhaustedError):  # locked by our own lease now
         lease_port((port, port), attempts=3)
     lease.release()
+
+
+def _udp_sockets(n: int) -> list[socket.socket]:
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
+    for sock in socks:
+        sock.bind(("", 0))
+    return socks
+
+
+def _lease_in_turn(monkeypatch, ports: list[int]) -> None:
+    """Leases hand out ``ports`` in order and their probe bind lies, as if a foreign program
+    took each port just after the lease checked it: only the engine meets the busy port."""
+    queue = iter(ports)
+    monkeypatch.setattr(match_ports, "_probe", lambda port: True)
+    monkeypatch.setattr(
+        match_core, "lease_port", lambda: lease_port((port := next(queue), port), attempts=1)
+    )
+
+
+def test_a_start_on_a_port_taken_by_someone_else_is_retried_on_a_fresh_port(monkeypatch) -> None:
+    busy, spare = _udp_sockets(2)
+    free = spare.getsockname()[1]
+    spare.close()
+    _lease_in_turn(monkeypatch, [busy.getsockname()[1], free])
+    try:
+        env = sf_envs.make_match("duel", timeout=2.0, **SMALL)  # the segfault stays in the probe
+        try:
+            assert env.core.port == free
+            play_out(env)
+        finally:
+            env.close()
+    finally:
+        busy.close()
+
+
+def test_a_match_that_cannot_start_is_a_clear_error_not_a_dead_caller(monkeypatch) -> None:
+    busy = _udp_sockets(3)
+    ports = [sock.getsockname()[1] for sock in busy]
+    _lease_in_turn(monkeypatch, ports)
+    try:
+        with pytest.raises(MatchError, match="failed to start 3 times") as err:
+            sf_envs.make_match("duel", timeout=2.0, **SMALL)
+        for port in ports:
+            assert f"port {port}:" in str(err.value)
+    finally:
+        for sock in busy:
+            sock.close()
+
+
+@pytest.mark.parametrize("scenario", ["duel", "duel_bots"])
+def test_an_engine_killed_during_play_is_an_exception_in_the_caller(scenario: str) -> None:
+    env = sf_envs.make_match(scenario, **{**SMALL, "timelimit": 1.0, "timeout": 10.0})
+    try:
+        env.reset(seed=0)
+        pids = list(env.core.engine_pids)
+        os.kill(pids[-1], signal.SIGKILL)
+        with pytest.raises(MatchError, match="failed"):
+            for _ in range(1000):  # more steps than the match has
+                env.step(dict.fromkeys(env.agents, 0))
+        with pytest.raises(MatchError, match="unusable"):
+            env.step(dict.fromkeys(env.agents, 0))
+    finally:
+        env.close()
+    for pid in pids:
+        assert _gone(pid), f"engine {pid} survived close()"
 
 
 _PARALLEL_DUELS = textwrap.dedent(

@@ -23,6 +23,7 @@ from sf_envs.match.bots import write_bots_file
 from sf_envs.match.lockstep import LockStep, MatchError
 from sf_envs.match.player import MEASUREMENTS, MatchPlayer, game_args
 from sf_envs.match.ports import PortLease, lease_port
+from sf_envs.match.probe import probe_start
 from sf_envs.match.scenarios import MatchConfig
 
 __all__ = ["MatchCore"]
@@ -31,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 _STAT_NAMES = ("frags", "deaths", "hits", "damage_dealt", "damage_taken")
 _SETTLE_TICS = 2  # bots added at the start can telefrag; baselines are taken after this
+_START_ATTEMPTS = 3  # networked starts tried, each on a fresh port, before giving up
 
 
 def _engine_pids(ini_paths: set[str]) -> list[int]:
@@ -60,10 +62,15 @@ class MatchCore:
     Args:
         config: A validated :class:`~sf_envs.match.scenarios.MatchConfig`.
         workdir: Parent folder for the per-player folders; a private temporary folder when None.
+        port: Host port to use as is (for the start probe); leased and probed when None.
 
     Buffers passed to :meth:`reset` and :meth:`step` hold one row per agent: screens of shape
     ``(num_agents, *options.obs_shape)`` uint8 and, with measurements, ``(num_agents, M)``
     float32. Agent ``i`` is in-game player ``player_i``; player 0 hosts.
+
+    A networked match (several agents) is first started once in a child process
+    (:func:`~sf_envs.match.probe.probe_start`), because a fatal engine error during ``init()``
+    segfaults the calling process; a failed start is retried on a fresh port.
 
     Raises:
         MatchError: when an engine fails to start (the match is cleaned up first).
@@ -72,7 +79,9 @@ class MatchCore:
     #: Game variables in each agent's measurements row, in order.
     MEASUREMENTS = MEASUREMENTS
 
-    def __init__(self, config: MatchConfig, workdir: str | None = None) -> None:
+    def __init__(
+        self, config: MatchConfig, workdir: str | None = None, *, port: int | None = None
+    ) -> None:
         self.config = config
         self.num_agents = config.num_agents
         self.agent_names = tuple(f"player_{i}" for i in range(config.num_agents))
@@ -80,6 +89,7 @@ class MatchCore:
         self.workdir = tempfile.mkdtemp(prefix="sf_match_", dir=workdir)
         self.engine_pids: list[int] = []
         self._port: PortLease | None = None
+        self._given_port = port
         self._lockstep: LockStep | None = None
         self._closed = False
         self.players: list[MatchPlayer] = []
@@ -92,21 +102,21 @@ class MatchCore:
         #: Frags since the match start of every player in the game, agents and bots, by name.
         self.scoreboard: dict[str, float] = {}
         try:
-            self._start()
+            self._start(port)
         except BaseException:
             self.close()
             raise
 
-    def _start(self) -> None:
+    def _start(self, port: int | None) -> None:
         config = self.config
         self.bots_path = (
             write_bots_file(os.path.join(self.workdir, "bots.cfg"), config.bots, config.map.name)
             if config.bots
             else None
         )
-        if config.num_agents > 1:
-            self._port = lease_port()
-        port = None if self._port is None else self._port.port
+        if config.num_agents > 1 and port is None:
+            self._port = self._probed_port()
+            port = self._port.port
         self.players = []
         for i in range(config.num_agents):
             folder = os.path.join(self.workdir, f"player_{i}")
@@ -119,10 +129,36 @@ class MatchCore:
         finally:
             self.engine_pids = _engine_pids({p.ini_path for p in self.players})
 
+    def _probed_port(self) -> PortLease:
+        """A leased port on which a probe started this match, trying fresh ports on failure."""
+        failed: list[PortLease] = []  # held until done, so no retry gets them again
+        reasons = []
+        try:
+            for _ in range(_START_ATTEMPTS):
+                lease = lease_port()
+                why = probe_start(self.config, lease.port, self.workdir)
+                if why is None:
+                    return lease
+                logger.warning(
+                    "match failed to start on port %d (%s); retrying on a fresh port",
+                    lease.port,
+                    why,
+                )
+                failed.append(lease)
+                reasons.append(f"port {lease.port}: {why}")
+        finally:
+            for lease in failed:
+                lease.release()
+        raise MatchError(
+            f"the {self.config.scenario.name} match failed to start {_START_ATTEMPTS} times, "
+            "each on a fresh port:\n  - " + "\n  - ".join(reasons) + "\nCheck that loopback "
+            "UDP works and that the machine is not overloaded (timeout= raises the sync limit)"
+        )
+
     @property
     def port(self) -> int | None:
         """The UDP port the host listens on; None for a single agent (no network)."""
-        return None if self._port is None else self._port.port
+        return self._given_port if self._port is None else self._port.port
 
     @property
     def num_actions(self) -> int:

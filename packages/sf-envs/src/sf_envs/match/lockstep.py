@@ -26,6 +26,7 @@ class MatchHungError(MatchError):
 
 
 _STOP = object()
+_GRACE_S = 5.0  # how long the other players may take to stop once one has failed
 
 
 class LockStep:
@@ -72,15 +73,19 @@ class LockStep:
             inbox.put(fn)
         results: list[Any] = [None] * self.n
         failures: list[tuple[int, BaseException]] = []
+        limit = self.timeout if timeout is None else timeout
         for _ in range(self.n):
+            # Once a player failed, the others get a short grace: a player whose peer's engine
+            # died can block inside the engine, and the failure is already known.
+            wait = min(limit, _GRACE_S) if failures else limit
             try:
-                i, error, value = self._outbox.get(
-                    timeout=self.timeout if timeout is None else timeout
-                )
+                i, error, value = self._outbox.get(timeout=wait)
             except queue.Empty:
+                if failures:
+                    break
                 self._break("a player hung")
                 raise MatchHungError(
-                    f"a player did not finish within {timeout or self.timeout:.0f} s; the engine "
+                    f"a player did not finish within {limit:.0f} s; the engine "
                     "is hung. Close this match and create a new one"
                 ) from None
             if error is None:
