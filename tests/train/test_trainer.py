@@ -64,6 +64,7 @@ def test_resume_continues_exactly(toy_config, tmp_path):
     split = toy_config(tmp_path / "split", frames=10 * batch, sync=True)
     for cfg in (straight, split):
         cfg.algo.num_epochs, cfg.algo.num_minibatches = 2, 2
+        cfg.model.screen_norm = "running"  # normaliser statistics must resume too
     train(straight)
     train(split)
     split.run.frames = straight.run.frames
@@ -75,6 +76,7 @@ def test_resume_continues_exactly(toy_config, tmp_path):
     assert updates > 1  # minibatch order comes from the saved torch RNG
     assert a["version"] == b["version"] == 15 * updates
     assert a["model"].keys() == b["model"].keys()
+    assert a["model"]["screen_norm.count"] == 15 * batch * 12 * 16  # one scalar over pixels
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
     for sa, sb in zip(

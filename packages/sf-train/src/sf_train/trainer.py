@@ -7,11 +7,20 @@ training step; every step is tagged with the version it was sampled with, so the
 measures policy lag and masks samples older than ``max_policy_lag``. A queue of one batch
 between them bounds the lag to about two batches of updates.
 
-Why a thread and one torch thread each: measured on the 2-core reference machine
-(sf/DoomBasic-v0, default model, 16 envs; see ``benchmarks/train_doom_basic.py``), the
-asynchronous loop with one torch thread for the sampler and one for the learner beats the
-synchronous loop, and beats giving both threads two torch threads, which oversubscribes the
-cores that the env workers also need. See the docstring of :class:`Trainer` for the numbers.
+Why a thread, and one torch thread on each side: measured on the 2-core reference machine
+(sf/DoomBasic-v0, the defaults, 150k frames, machine otherwise quiet), env frames/s were
+
+==========================  =========  ==========
+torch threads per side      async      sync
+==========================  =========  ==========
+1                           6,155      5,802
+2                           4,737      4,481
+==========================  =========  ==========
+
+and sync with 2 threads fell to 208 frames/s while other work loaded the machine (OpenMP's
+spinning threads fight the env workers for the cores). So the default is asynchronous with one
+torch thread per side; the gain over sync is modest (~6%) on 2 cores, where the env workers,
+the sampler and the learner share two cores, and grows with cores or a GPU.
 
 Synchronous mode (``run.sync``) steps all envs together, then learns, with zero policy lag; it
 is for debugging and for exact resumption, which needs an env that can save its state (the toy
@@ -136,8 +145,8 @@ def _to_numpy(tree: Any) -> Any:
 class Trainer:
     """Trains a policy with APPO / V-trace into a run folder.
 
-    Measured on the 2-core reference machine (sf/DoomBasic-v0, defaults, 16 envs x T 32):
-    see the module docstring; asynchronous with one torch thread per side is the default.
+    Asynchronous with one torch thread per side is the default, by measurement (see the
+    module docstring).
 
     Args:
         cfg: The run's configuration (validated here).
