@@ -1,0 +1,380 @@
+"""One SQLite file per league: players, games with per-player frags and deaths, rating fits.
+
+Why SQLite: one file the user can copy, no server, and transactions — every game is committed
+on its own, so a tournament killed at any moment keeps every finished game, and a half-written
+game is rolled back by SQLite itself on the next open. Games carry a unique key (pairing,
+settings, game number), so a rerun skips what is stored and plays only the rest.
+
+The file is stamped (``PRAGMA application_id`` and a ``meta`` table with the schema version)
+so a foreign or corrupt file is refused before anything is written to it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "FitRecord",
+    "GameRecord",
+    "LeagueStore",
+    "LeagueStoreError",
+    "PlayerRecord",
+    "Seat",
+]
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x7366_4C47  # "sfLG": marks the file as an sf-league database
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE players (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    added_at REAL NOT NULL
+);
+CREATE TABLE games (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    scenario TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    steps INTEGER NOT NULL,
+    duration_s REAL NOT NULL,
+    finished_at REAL NOT NULL
+);
+CREATE TABLE game_players (
+    game_id INTEGER NOT NULL REFERENCES games(id),
+    player_id INTEGER NOT NULL REFERENCES players(id),
+    seat INTEGER NOT NULL,
+    frags REAL NOT NULL,
+    deaths REAL,
+    PRIMARY KEY (game_id, player_id)
+);
+CREATE TABLE fits (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    settings TEXT NOT NULL,
+    games INTEGER NOT NULL
+);
+CREATE TABLE fit_ratings (
+    fit_id INTEGER NOT NULL REFERENCES fits(id),
+    player_id INTEGER NOT NULL REFERENCES players(id),
+    elo REAL NOT NULL,
+    lower REAL NOT NULL,
+    upper REAL NOT NULL,
+    PRIMARY KEY (fit_id, player_id)
+);
+"""
+
+
+class LeagueStoreError(RuntimeError):
+    """The league file cannot be used as asked; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class PlayerRecord:
+    """A player of the league.
+
+    Attributes:
+        name: Unique name in the league (``bot:2``, ``random``, ``runs/a/checkpoint_...``).
+        kind: ``bot``, ``baseline`` or ``checkpoint``.
+        spec: What plays: the bot level, the baseline name, the checkpoint path.
+        fingerprint: Identity of what plays (a checkpoint's content hash), so one name never
+            silently stands for two different policies.
+    """
+
+    name: str
+    kind: str
+    spec: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One player's outcome in a game (``deaths`` is None where the engine does not report it,
+    e.g. for scripted bots)."""
+
+    player: str
+    frags: float
+    deaths: float | None = None
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game.
+
+    Attributes:
+        key: Unique key: the same key is the same scheduled game, so reruns skip it.
+        scenario: Match scenario played (``duel_bots``, ``deathmatch`` ...).
+        seats: Every player's outcome, in seat order.
+        settings: Match settings (map, time limit, frame skip ...), JSON-ready.
+        seed: Seed of the match.
+        steps: Agent steps played.
+        duration_s: Wall-clock seconds the game took.
+    """
+
+    key: str
+    scenario: str
+    seats: tuple[Seat, ...]
+    settings: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    steps: int = 0
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class FitRecord:
+    """A stored rating fit: its settings, games used and ``{player: (elo, lower, upper)}``."""
+
+    id: int
+    created_at: float
+    settings: dict[str, Any]
+    games: int
+    ratings: dict[str, tuple[float, float, float]]
+
+
+class LeagueStore:
+    """The league database at ``path``; use as a context manager.
+
+    Args:
+        path: The SQLite file.
+        create: Create the league when the file does not exist (or is empty); otherwise a
+            missing file is an error naming the command that creates it.
+
+    Raises:
+        LeagueStoreError: If the file is not an sf-league database, is corrupt, or was written
+            by a newer schema. The file is not modified in those cases.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], create: bool = True) -> None:
+        self.path = Path(path)
+        exists = self.path.is_file() and self.path.stat().st_size > 0
+        if not exists and not create:
+            raise LeagueStoreError(
+                f"no league at {self.path}: run sf-league evaluate --db {self.path} first"
+            )
+        if self.path.is_dir():
+            raise LeagueStoreError(
+                f"--db {self.path} is a folder; name a file such as league.sqlite"
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE ... COMMIT), one per write.
+        self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        try:
+            self._db.execute("PRAGMA foreign_keys = ON")
+            if exists:
+                self._check()
+            else:
+                self._create()
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise LeagueStoreError(
+                f"{self.path} is not a readable SQLite database ({e}); it was left untouched: "
+                "name a new --db file, or restore this one from a copy"
+            ) from e
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _check(self) -> None:
+        app = self._db.execute("PRAGMA application_id").fetchone()[0]
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        if app != APPLICATION_ID or "meta" not in tables:
+            raise LeagueStoreError(
+                f"{self.path} is an SQLite file of another program (tables: "
+                f"{', '.join(sorted(tables)) or 'none'}), not an sf-league database; it was left "
+                "untouched: name a new --db file"
+            )
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row else None
+        if version != SCHEMA_VERSION:
+            raise LeagueStoreError(
+                f"{self.path} has league schema version {version}; this sf-league reads version "
+                f"{SCHEMA_VERSION}: use the sf-league that wrote it, or a new --db file"
+            )
+
+    def _create(self) -> None:
+        with self._transaction() as db:
+            # Not executescript: it commits on its own, outside this transaction.
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?), ('created_at', ?)",
+                (str(SCHEMA_VERSION), str(time.time())),
+            )
+        logger.info("created league %s", self.path)
+
+    class _Tx:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, exc_type: object, *rest: object) -> None:
+            self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+    def _transaction(self) -> LeagueStore._Tx:
+        return LeagueStore._Tx(self._db)
+
+    def close(self) -> None:
+        """Closes the file; idempotent."""
+        self._db.close()
+
+    def __enter__(self) -> LeagueStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # Players -------------------------------------------------------------------------------
+
+    def add_player(self, player: PlayerRecord) -> None:
+        """Registers ``player``; a player of that name must be the same one.
+
+        Raises:
+            LeagueStoreError: If the name is taken by a different player (another checkpoint
+                under the same name, say).
+        """
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT kind, spec, fingerprint FROM players WHERE name = ?", (player.name,)
+            ).fetchone()
+            if row is None:
+                db.execute(
+                    "INSERT INTO players (name, kind, spec, fingerprint, added_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (player.name, player.kind, player.spec, player.fingerprint, time.time()),
+                )
+            elif (row[0], row[2]) != (player.kind, player.fingerprint):
+                raise LeagueStoreError(
+                    f"player {player.name!r} in {self.path} is a different {row[0]} ({row[1]}); "
+                    f"give the new one another name (NAME={player.spec}) or use another --db"
+                )
+
+    def players(self) -> list[PlayerRecord]:
+        """Every player, in the order they joined."""
+        rows = self._db.execute("SELECT name, kind, spec, fingerprint FROM players ORDER BY id")
+        return [PlayerRecord(*r) for r in rows]
+
+    # Games ---------------------------------------------------------------------------------
+
+    def record_game(self, game: GameRecord) -> bool:
+        """Stores one game in its own transaction; False if its key was already stored.
+
+        Raises:
+            LeagueStoreError: If a seat names a player that was never added.
+        """
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM games WHERE key = ?", (game.key,)).fetchone():
+                return False
+            ids = {}
+            for seat in game.seats:
+                row = db.execute("SELECT id FROM players WHERE name = ?", (seat.player,)).fetchone()
+                if row is None:
+                    raise LeagueStoreError(f"game {game.key} names unknown player {seat.player!r}")
+                ids[seat.player] = row[0]
+            cur = db.execute(
+                "INSERT INTO games (key, scenario, settings, seed, steps, duration_s, finished_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    game.key,
+                    game.scenario,
+                    json.dumps(game.settings, sort_keys=True),
+                    game.seed,
+                    game.steps,
+                    game.duration_s,
+                    time.time(),
+                ),
+            )
+            db.executemany(
+                "INSERT INTO game_players VALUES (?, ?, ?, ?, ?)",
+                [
+                    (cur.lastrowid, ids[s.player], k, s.frags, s.deaths)
+                    for k, s in enumerate(game.seats)
+                ],
+            )
+        return True
+
+    def game_keys(self) -> set[str]:
+        """Keys of every stored game."""
+        return {r[0] for r in self._db.execute("SELECT key FROM games")}
+
+    def games(self) -> Iterator[GameRecord]:
+        """Every stored game in the order finished."""
+        seats: dict[int, list[Seat]] = {}
+        for game_id, name, frags, deaths in self._db.execute(
+            "SELECT gp.game_id, p.name, gp.frags, gp.deaths FROM game_players gp "
+            "JOIN players p ON p.id = gp.player_id ORDER BY gp.game_id, gp.seat"
+        ):
+            seats.setdefault(game_id, []).append(Seat(name, frags, deaths))
+        for game_id, key, scenario, settings, seed, steps, duration in self._db.execute(
+            "SELECT id, key, scenario, settings, seed, steps, duration_s FROM games ORDER BY id"
+        ):
+            yield GameRecord(
+                key,
+                scenario,
+                tuple(seats.get(game_id, ())),
+                json.loads(settings),
+                seed,
+                steps,
+                duration,
+            )
+
+    def count_games(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+    # Fits ----------------------------------------------------------------------------------
+
+    def record_fit(
+        self,
+        settings: dict[str, Any],
+        games: int,
+        ratings: dict[str, tuple[float, float, float]],
+    ) -> int:
+        """Stores a rating fit with its settings; returns its id."""
+        with self._transaction() as db:
+            cur = db.execute(
+                "INSERT INTO fits (created_at, settings, games) VALUES (?, ?, ?)",
+                (time.time(), json.dumps(settings, sort_keys=True), games),
+            )
+            fit_id = cur.lastrowid
+            db.executemany(
+                "INSERT INTO fit_ratings SELECT ?, id, ?, ?, ? FROM players WHERE name = ?",
+                [(fit_id, e, lo, hi, name) for name, (e, lo, hi) in ratings.items()],
+            )
+        return int(fit_id)
+
+    def fits(self) -> list[FitRecord]:
+        """Every stored fit, oldest first."""
+        out = []
+        for fit_id, created, settings, games in list(
+            self._db.execute("SELECT id, created_at, settings, games FROM fits ORDER BY id")
+        ):
+            ratings = {
+                name: (elo, lo, hi)
+                for name, elo, lo, hi in self._db.execute(
+                    "SELECT p.name, r.elo, r.lower, r.upper FROM fit_ratings r "
+                    "JOIN players p ON p.id = r.player_id WHERE r.fit_id = ?",
+                    (fit_id,),
+                )
+            }
+            out.append(FitRecord(fit_id, created, json.loads(settings), games, ratings))
+        return out

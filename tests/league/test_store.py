@@ -1,0 +1,94 @@
+"""The league file: transactions, resume semantics, foreign and corrupt files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from sf_league.store import GameRecord, LeagueStore, LeagueStoreError, PlayerRecord, Seat
+
+RANDOM = PlayerRecord("random", "baseline", "random", "random")
+BOT = PlayerRecord("bot:2", "bot", "2", "multi_duel:2")
+
+
+def game(key: str, a: float = 1.0, b: float = 0.0) -> GameRecord:
+    return GameRecord(key, "duel_bots", (Seat("random", a, 2.0), Seat("bot:2", b)), {"map": "x"})
+
+
+def test_games_round_trip_and_keys_are_unique(tmp_path: Path) -> None:
+    path = tmp_path / "league.sqlite"
+    with LeagueStore(path) as store:
+        store.add_player(RANDOM)
+        store.add_player(BOT)
+        store.add_player(RANDOM)  # the same player again is fine
+        assert store.record_game(game("g0"))
+        assert not store.record_game(game("g0", 5.0))  # a rerun never duplicates a game
+        assert store.record_game(game("g1", 0.0, 3.0))
+    with LeagueStore(path, create=False) as store:
+        games = list(store.games())
+        assert [g.key for g in games] == ["g0", "g1"]
+        assert games[0].seats == (Seat("random", 1.0, 2.0), Seat("bot:2", 0.0, None))
+        assert games[0].settings == {"map": "x"}
+        assert store.game_keys() == {"g0", "g1"}
+        assert [p.name for p in store.players()] == ["random", "bot:2"]
+
+
+def test_same_name_other_player_is_refused(tmp_path: Path) -> None:
+    with LeagueStore(tmp_path / "l.sqlite") as store:
+        store.add_player(PlayerRecord("a", "checkpoint", "/x.pt", "hash1"))
+        with pytest.raises(LeagueStoreError, match="another name"):
+            store.add_player(PlayerRecord("a", "checkpoint", "/y.pt", "hash2"))
+
+
+def test_failed_game_rolls_back_completely(tmp_path: Path) -> None:
+    with LeagueStore(tmp_path / "l.sqlite") as store:
+        store.add_player(RANDOM)
+        bad = GameRecord("g", "duel", (Seat("random", 1.0), Seat("nobody", 0.0)))
+        with pytest.raises(LeagueStoreError, match="nobody"):
+            store.record_game(bad)
+        assert store.count_games() == 0
+        assert list(store.games()) == []
+
+
+def test_fits_are_stored_with_settings(tmp_path: Path) -> None:
+    with LeagueStore(tmp_path / "l.sqlite") as store:
+        store.add_player(RANDOM)
+        store.add_player(BOT)
+        fit_id = store.record_fit(
+            {"anchor": "bot:2"}, 7, {"random": (-100.0, -150, -50), "bot:2": (0, 0, 0)}
+        )
+        (fit,) = store.fits()
+        assert fit.id == fit_id and fit.games == 7 and fit.settings == {"anchor": "bot:2"}
+        assert fit.ratings["random"] == (-100.0, -150.0, -50.0)
+
+
+def test_missing_foreign_and_corrupt_files(tmp_path: Path) -> None:
+    with pytest.raises(LeagueStoreError, match="sf-league evaluate"):
+        LeagueStore(tmp_path / "none.sqlite", create=False)
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE customers (id INTEGER)")
+        db.execute("INSERT INTO customers VALUES (42)")
+    before = foreign.read_bytes()
+    with pytest.raises(LeagueStoreError, match=r"another program.*customers"):
+        LeagueStore(foreign)
+    assert foreign.read_bytes() == before
+    corrupt = tmp_path / "corrupt.sqlite"
+    corrupt.write_bytes(b"this is not a database at all" * 100)
+    before = corrupt.read_bytes()
+    with pytest.raises(LeagueStoreError, match="not a readable SQLite"):
+        LeagueStore(corrupt)
+    assert corrupt.read_bytes() == before
+    with pytest.raises(LeagueStoreError, match="folder"):
+        LeagueStore(tmp_path)
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite"
+    LeagueStore(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(LeagueStoreError, match="schema version 99"):
+        LeagueStore(path)
