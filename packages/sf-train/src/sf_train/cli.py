@@ -120,9 +120,7 @@ def _eval(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    table = Table(
-        title=f"{args.run_dir}: {summary['episodes']} episodes ({result.checkpoint.name})"
-    )
+    table = Table(title=f"{summary['episodes']} episodes", caption=str(result.checkpoint))
     table.add_column("stat")
     table.add_column("mean ± std", justify="right")
     names = ["return", "length", *result.variables]
