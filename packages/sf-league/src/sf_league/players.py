@@ -1,0 +1,171 @@
+"""Who can play in a league: scripted bots, built-in baselines and sf-train checkpoints.
+
+A player is named on the command line as ``bot:N`` (a scripted bot at the map's skill level N),
+``random`` (uniform random actions), ``noop`` (never acts), a run folder (its latest
+checkpoint) or a checkpoint file, optionally as ``NAME=PATH`` to choose the league name.
+
+Everything about a player is checked here, before any game runs: bot levels exist on the map
+(multi_duel has 2 measured levels, the cig maps 1; see :mod:`sf_envs.match.bots`), checkpoints
+exist, and a checkpoint's network accepts the match's observation and action spaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gymnasium import spaces
+
+from sf_envs.match import bot_ladder
+from sf_league.store import PlayerRecord
+
+__all__ = [
+    "BASELINES",
+    "Player",
+    "PlayerError",
+    "check_checkpoint",
+    "checkpoint_obs_settings",
+    "parse_player",
+]
+
+BASELINES = ("random", "noop")
+_BOT = re.compile(r"bot:(\d+)")
+
+
+class PlayerError(ValueError):
+    """A player cannot take part; the message names the player and the fix."""
+
+
+@dataclass(frozen=True)
+class Player:
+    """One league player.
+
+    Attributes:
+        name: Name in the league (unique).
+        kind: ``bot``, ``baseline`` or ``checkpoint``.
+        level: Bot skill level (bots only).
+        checkpoint: Checkpoint file (checkpoints only).
+        run_dir: Run folder holding the checkpoint's ``config.json`` (checkpoints only).
+        fingerprint: Content hash of a checkpoint; the spec for others.
+    """
+
+    name: str
+    kind: str
+    level: int | None = None
+    checkpoint: Path | None = None
+    run_dir: Path | None = None
+    fingerprint: str = ""
+
+    @property
+    def is_agent(self) -> bool:
+        """Whether it takes an agent seat (acts from observations) rather than a bot slot."""
+        return self.kind != "bot"
+
+    def record(self) -> PlayerRecord:
+        spec = str(self.checkpoint) if self.checkpoint else str(self.level or self.name)
+        return PlayerRecord(self.name, self.kind, spec, self.fingerprint or spec)
+
+
+def _file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def parse_player(text: str, map_name: str) -> Player:
+    """Parses one ``--players`` entry for a tournament on ``map_name``.
+
+    Raises:
+        PlayerError: For an unknown player, a bot level the map lacks, or a missing checkpoint.
+    """
+    name, sep, spec = text.partition("=")
+    if not sep:
+        name, spec = "", text
+    if m := _BOT.fullmatch(spec):
+        level = int(m[1])
+        ladder = bot_ladder(map_name)
+        if level not in ladder:
+            raise PlayerError(
+                f"{spec}: map {map_name} has bot levels {', '.join(map(str, sorted(ladder)))} "
+                "(only levels measured to differ in strength exist; see sf_envs.match.bots); "
+                f"use bot:{max(ladder)} for the strongest"
+            )
+        return Player(name or spec, "bot", level=level, fingerprint=f"{map_name}:{level}")
+    if spec in BASELINES:
+        return Player(name or spec, "baseline", fingerprint=spec)
+    path = Path(spec)
+    if not path.exists():
+        raise PlayerError(
+            f"unknown player {text!r}: use bot:N, {' or '.join(BASELINES)}, an sf-train run "
+            "folder or a checkpoint file (NAME=PATH names it)"
+        )
+    from sf_train.checkpoint import CheckpointError
+    from sf_train.run_folder import find_checkpoint
+
+    if path.is_dir():
+        run_dir = path
+        try:
+            checkpoint = find_checkpoint(path, "latest")
+        except CheckpointError as e:
+            raise PlayerError(f"player {text!r}: {e}") from e
+    else:
+        checkpoint, run_dir = path, path.parent.parent
+    if not (run_dir / "config.json").is_file():
+        raise PlayerError(
+            f"player {text!r}: {run_dir / 'config.json'} is missing; a checkpoint must sit in "
+            "an sf-train run folder (RUN/checkpoints/FILE.pt) whose config builds its network"
+        )
+    default_name = f"{run_dir.resolve().name}/{checkpoint.stem}"
+    return Player(
+        name or default_name,
+        "checkpoint",
+        checkpoint=checkpoint.resolve(),
+        run_dir=run_dir.resolve(),
+        fingerprint=_file_hash(checkpoint),
+    )
+
+
+def checkpoint_obs_settings(player: Player) -> dict[str, object]:
+    """The observation settings a checkpoint was trained with (from its run's config)."""
+    from sf_train.run_folder import RunFolderError, load_run_config
+
+    try:
+        env = load_run_config(player.run_dir).env
+    except RunFolderError as e:
+        raise PlayerError(f"player {player.name}: {e}") from e
+    return {
+        "obs_size": tuple(env.obs_size),
+        "grayscale": bool(env.grayscale),
+        "frame_skip": int(env.frame_skip),
+    }
+
+
+def check_checkpoint(
+    player: Player, observation_space: spaces.Space, action_space: spaces.Space
+) -> None:
+    """Loads the checkpoint's network for the match's spaces; refuses one that does not fit.
+
+    Raises:
+        PlayerError: If the checkpoint is unreadable or its network was built for other
+            observation or action spaces (e.g. trained on a scenario with other controls).
+    """
+    from sf_train.checkpoint import CheckpointError
+    from sf_train.evaluate import load_policy
+    from sf_train.run_folder import RunFolderError
+
+    try:
+        load_policy(player.run_dir, observation_space, action_space, str(player.checkpoint))
+    except (CheckpointError, RunFolderError) as e:
+        raise PlayerError(f"player {player.name}: {e}") from e
+    except (RuntimeError, ValueError) as e:
+        first = (str(e).splitlines() or [""])[0][:200]
+        raise PlayerError(
+            f"player {player.name} ({player.checkpoint}) does not fit this match: its network "
+            f"does not accept observations {observation_space} and actions {action_space} "
+            f"({type(e).__name__}: {first}); use a checkpoint trained with the match's "
+            "controls and observation settings (--obs-size, --grayscale)"
+        ) from e

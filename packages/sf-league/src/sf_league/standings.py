@@ -1,0 +1,161 @@
+"""From stored games to the ranked table and the cross table (plain data, no printing).
+
+Every stored game counts. A game's players are compared pairwise by frags (more frags wins,
+equal frags is a draw); a duel is one result, a free-for-all of ``n`` players gives every pair
+a result of weight ``1 / (n - 1)`` (:func:`~sf_league.ratings.ffa_pairwise`). W/D/L and
+score % in the tables count those pairwise results (for duels: games).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from sf_league.ratings import FitSettings, PairResults, ffa_pairwise, fit_ratings
+from sf_league.ratings import likelihood_of_superiority as los
+from sf_league.store import LeagueStore, LeagueStoreError
+
+__all__ = ["Standing", "Standings", "compute_standings"]
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One row of the ranked table (``plus_minus`` is half the interval's width)."""
+
+    rank: int
+    player: str
+    kind: str
+    elo: float
+    lower: float
+    upper: float
+    plus_minus: float
+    games: int
+    score_pct: float
+    wins: float
+    draws: float
+    losses: float
+    los_next: float | None  # likelihood this player is stronger than the next one down
+
+
+@dataclass(frozen=True)
+class Standings:
+    """The ranked table, the cross table (``cross[a][b]`` = a's W/D/L against b) and the fit."""
+
+    rows: list[Standing]
+    cross: dict[str, dict[str, tuple[float, float, float]]]
+    games: int
+    settings: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "games": self.games,
+            "settings": self.settings,
+            "ratings": [asdict(r) for r in self.rows],
+            "cross": {a: {b: list(v) for b, v in row.items()} for a, row in self.cross.items()},
+        }
+
+
+def compute_standings(
+    store: LeagueStore,
+    anchor: str | None = None,
+    anchor_value: float = 0.0,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    save: bool = True,
+) -> Standings:
+    """Fits ratings over every stored game and builds the tables.
+
+    Args:
+        store: The league.
+        anchor: Player held at ``anchor_value`` Elo (e.g. ``bot:1``); None: mean 0.
+        anchor_value: The anchor's Elo, or the mean without an anchor.
+        bootstrap: Bootstrap resamples of the games for the intervals.
+        seed: Bootstrap seed (the same league and seed give the same table).
+        save: Store the fit and its settings in the league.
+
+    Raises:
+        LeagueStoreError: If the league has no games or the anchor is not one of its players.
+    """
+    players = store.players()
+    names = [p.name for p in players]
+    index = {n: k for k, n in enumerate(names)}
+    if anchor is not None and anchor not in index:
+        raise LeagueStoreError(
+            f"--anchor {anchor!r} is not a player of {store.path}; players: {', '.join(names)}"
+        )
+    g_idx, i_idx, j_idx, scores, weights = [], [], [], [], []
+    n = len(names)
+    wdl = np.zeros((n, n, 3))
+    games_played = np.zeros(n, dtype=np.int64)
+    count = 0
+    for g, game in enumerate(store.games()):
+        count += 1
+        seats = [index[s.player] for s in game.seats]
+        games_played[seats] += 1
+        for a, b, s, w in ffa_pairwise([s.frags for s in game.seats]):
+            pa, pb = seats[a], seats[b]
+            g_idx.append(g)
+            i_idx.append(pa)
+            j_idx.append(pb)
+            scores.append(s)
+            weights.append(w)
+            outcome = 0 if s == 1 else 1 if s == 0.5 else 2
+            wdl[pa, pb, outcome] += 1
+            wdl[pb, pa, 2 - outcome] += 1
+    if count == 0:
+        raise LeagueStoreError(
+            f"{store.path} has no games yet: run sf-league evaluate --db {store.path}"
+        )
+    settings = FitSettings(
+        anchor=None if anchor is None else index[anchor],
+        anchor_value=anchor_value,
+        bootstrap=bootstrap,
+        seed=seed,
+    )
+    results = PairResults.from_lists(g_idx, i_idx, j_idx, scores, weights)
+    fit = fit_ratings(results, n, settings)
+    order = sorted(range(n), key=lambda k: -fit.elo[k])
+    totals = wdl.sum(1)
+    rows = []
+    for rank, k in enumerate(order, 1):
+        w, d, l_ = totals[k]
+        played = w + d + l_
+        nxt = order[rank] if rank < n else None
+        rows.append(
+            Standing(
+                rank=rank,
+                player=names[k],
+                kind=players[k].kind,
+                elo=float(fit.elo[k]),
+                lower=float(fit.lower[k]),
+                upper=float(fit.upper[k]),
+                plus_minus=float(fit.upper[k] - fit.lower[k]) / 2,
+                games=int(games_played[k]),
+                score_pct=100.0 * (w + d / 2) / played if played else float("nan"),
+                wins=float(w),
+                draws=float(d),
+                losses=float(l_),
+                los_next=None if nxt is None else los(fit, k, nxt),
+            )
+        )
+    cross = {
+        names[a]: {
+            names[b]: tuple(float(x) for x in wdl[a, b]) for b in order if wdl[a, b].sum() > 0
+        }
+        for a in order
+    }
+    stored_settings = {
+        "anchor": anchor,
+        "anchor_value": anchor_value,
+        "prior_sd": settings.prior_sd,
+        "bootstrap": bootstrap,
+        "confidence": settings.confidence,
+        "seed": seed,
+    }
+    if save:
+        store.record_fit(
+            stored_settings, count, {r.player: (r.elo, r.lower, r.upper) for r in rows}
+        )
+    return Standings(rows, cross, count, stored_settings)

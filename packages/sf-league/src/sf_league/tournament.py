@@ -1,0 +1,318 @@
+"""Tournaments: which games to play (round robin, gauntlet; duel or free-for-all) and playing
+them in parallel runner processes, each finished game committed to the league at once.
+
+Seats: agents (checkpoints and baselines) take the match's agent seats, bots its bot slots. A
+duel between two agents is the ``duel`` match, an agent against a bot ``duel_bots``, both on
+the requested scenario's map. Two bots cannot meet: sf-envs matches need at least one agent
+(ViZDoom's spectating host, which would allow bot-only games, is not exposed by
+``make_match``), so bots are rated through their games against agents and baselines.
+
+Free-for-all (the ``deathmatch*`` scenarios) puts every player in every game, in both formats;
+each game is reduced to pairwise results for the ratings (:func:`sf_league.ratings.ffa_pairwise`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import logging
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gymnasium import spaces
+
+from sf_envs.env import observation_space
+from sf_envs.match import MatchConfig, MatchCore, MatchError, get_match_scenario
+from sf_league.players import Player, check_checkpoint, checkpoint_obs_settings
+from sf_league.runner import AgentSeat, GameJob, play_in_runner, worker_init
+from sf_league.store import GameRecord, LeagueStore
+
+__all__ = [
+    "DUEL_SCENARIOS",
+    "FFA_SCENARIOS",
+    "FORMATS",
+    "TournamentConfig",
+    "TournamentError",
+    "TournamentResult",
+    "plan_games",
+    "run_tournament",
+]
+
+logger = logging.getLogger(__name__)
+
+DUEL_SCENARIOS = ("duel", "duel_bots")
+FFA_SCENARIOS = ("deathmatch", "deathmatch_bots")
+FORMATS = ("round-robin", "gauntlet")
+_ATTEMPTS = 3  # tries per game before it is reported as failed
+
+
+class TournamentError(ValueError):
+    """The tournament cannot run as asked; the message names the fix."""
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A tournament: who, what, how many.
+
+    Attributes:
+        scenario: A match scenario: ``duel``/``duel_bots`` (1 v 1) or ``deathmatch``/
+            ``deathmatch_bots`` (free for all); its map is played.
+        format: ``round-robin`` (every pair) or ``gauntlet`` (the first player against each
+            of the others).
+        games: Games per pairing; a rerun with a larger number appends the difference.
+        timelimit: Minutes of game time per game (short games = more games per minute; the
+            scenario default when None).
+        frame_skip: Tics per agent step; None: the checkpoints' own, else 4.
+        obs_size: Observation ``(width, height)``; None: the checkpoints' own, else 64x36.
+        grayscale: Gray observations; None: the checkpoints' own, else True.
+        workers: Game-runner processes; None: one per CPU core.
+        seed: Base seed; each game's seed derives from it and the game's key.
+    """
+
+    scenario: str = "duel_bots"
+    format: str = "round-robin"
+    games: int = 10
+    timelimit: float | None = None
+    frame_skip: int | None = None
+    obs_size: tuple[int, int] | None = None
+    grayscale: bool | None = None
+    workers: int | None = None
+    seed: int = 0
+
+    def problems(self) -> list[str]:
+        errors = []
+        if self.scenario not in DUEL_SCENARIOS + FFA_SCENARIOS:
+            errors.append(
+                f"--scenario {self.scenario!r}: use one of {', '.join(DUEL_SCENARIOS)} (1 v 1) "
+                f"or {', '.join(FFA_SCENARIOS)} (free for all)"
+            )
+        if self.format not in FORMATS:
+            errors.append(f"--format {self.format!r}: use {' or '.join(FORMATS)}")
+        if not isinstance(self.games, int) or self.games < 1:
+            errors.append(f"--games {self.games!r}: play at least 1 game per pairing")
+        if self.workers is not None and self.workers < 1:
+            errors.append(f"--workers {self.workers}: use at least 1 runner process")
+        return errors
+
+
+@dataclass
+class TournamentResult:
+    """What a run did: games played now, already stored, and failed (after retries)."""
+
+    planned: int
+    already_stored: int
+    played: int
+    failed: list[str]
+    skipped_pairs: list[tuple[str, str]]
+
+
+def _obs_settings(config: TournamentConfig, players: Sequence[Player]) -> dict[str, Any]:
+    """Observation settings: explicit ones, else the checkpoints' (which must agree)."""
+    trained = {p.name: checkpoint_obs_settings(p) for p in players if p.kind == "checkpoint"}
+    settings: dict[str, Any] = {}
+    defaults = {"obs_size": (64, 36), "grayscale": True, "frame_skip": 4}
+    for key, default in defaults.items():
+        given = getattr(config, key)
+        values = {json.dumps(t[key]) for t in trained.values()}
+        if given is None and len(values) > 1:
+            raise TournamentError(
+                f"the checkpoints were trained with different {key} "
+                f"({', '.join(f'{n}: {t[key]}' for n, t in trained.items())}); all agents of a "
+                "match share one observation format: compare checkpoints trained alike"
+            )
+        settings[key] = (
+            given if given is not None else (json.loads(values.pop()) if values else default)
+        )
+        if isinstance(settings[key], list):
+            settings[key] = tuple(settings[key])
+    return settings
+
+
+def _match_for(
+    config: TournamentConfig, lineup: Sequence[Player], obs: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The sf-envs scenario and ``make_match`` arguments for one lineup."""
+    agents = [p for p in lineup if p.is_agent]
+    bots = [p for p in lineup if not p.is_agent]
+    duel = config.scenario in DUEL_SCENARIOS
+    if duel:
+        scenario = "duel" if len(agents) == 2 else "duel_bots"
+    else:
+        scenario = "deathmatch" if len(agents) >= 2 else "deathmatch_bots"
+    kwargs: dict[str, Any] = {
+        "map": get_match_scenario(config.scenario).map,
+        "num_agents": len(agents),
+        "num_bots": len(bots),
+        **obs,
+    }
+    if bots:
+        kwargs["bot_skill"] = [b.level for b in bots]
+    if config.timelimit is not None:
+        kwargs["timelimit"] = config.timelimit
+    return scenario, kwargs
+
+
+def _seed(base: int, key: str) -> int:
+    return (base + int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)) % (2**31)
+
+
+def plan_games(
+    config: TournamentConfig, players: Sequence[Player]
+) -> tuple[list[GameJob], list[tuple[str, str]]]:
+    """Every game of the tournament, with keys stable across reruns, and the pairs skipped.
+
+    Validates the whole tournament first (players, match setups, checkpoint spaces), so a bad
+    input fails before any game runs.
+
+    Raises:
+        TournamentError: For a bad config, fewer than two players, duplicate names, or a lineup
+            the match cannot host.
+        PlayerError: For a checkpoint that does not fit the match.
+    """
+    errors = config.problems()
+    names = [p.name for p in players]
+    if len(players) < 2:
+        errors.append(f"a tournament needs at least two players, got {len(players)}")
+    if len(set(names)) != len(names):
+        errors.append(f"players are named more than once: {names}; list each once")
+    if errors:
+        raise TournamentError("invalid tournament:\n  - " + "\n  - ".join(errors))
+    obs = _obs_settings(config, players)
+    duel = config.scenario in DUEL_SCENARIOS
+    if duel:
+        pairs = (
+            list(itertools.combinations(players, 2))
+            if config.format == "round-robin"
+            else [(players[0], p) for p in players[1:]]
+        )
+        skipped = [(a.name, b.name) for a, b in pairs if not (a.is_agent or b.is_agent)]
+        lineups = [list(pair) for pair in pairs if pair[0].is_agent or pair[1].is_agent]
+        if not lineups:
+            raise TournamentError(
+                "every pairing is bot against bot, which sf-envs matches cannot stage (they need "
+                "an agent); add random, noop or a checkpoint"
+            )
+    else:
+        skipped = []
+        lineups = [list(players)]
+    jobs: list[GameJob] = []
+    checked: set[str] = set()
+    for lineup in lineups:
+        scenario, kwargs = _match_for(config, lineup, obs)
+        try:
+            match = MatchConfig.create(scenario, **kwargs)
+        except ValueError as e:
+            raise TournamentError(f"lineup {[p.name for p in lineup]}: {e}") from e
+        obs_space = observation_space(match.options, len(MatchCore.MEASUREMENTS))
+        act_space = spaces.Discrete(len(match.actions))
+        for p in lineup:
+            if p.kind == "checkpoint" and p.name not in checked:
+                check_checkpoint(p, obs_space, act_space)
+                checked.add(p.name)
+        settings = {"scenario": scenario, **{k: v for k, v in kwargs.items() if k != "bot_skill"}}
+        settings["timelimit"] = match.timelimit
+        fingerprint = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+        pairing = "+".join(sorted(p.name for p in lineup))
+        for k in range(config.games):
+            agents = [p for p in lineup if p.is_agent]
+            if duel and len(agents) == 2 and k % 2:
+                agents.reverse()  # alternate who hosts (player_0)
+            bots = [p for p in lineup if not p.is_agent]
+            key = f"{scenario}|{fingerprint}|{pairing}|{k}"
+            jobs.append(
+                GameJob(
+                    key=key,
+                    scenario=scenario,
+                    match_kwargs={**kwargs, "bot_skill": [b.level for b in bots]}
+                    if bots
+                    else kwargs,
+                    agents=tuple(_seat(p) for p in agents),
+                    bots=tuple(b.name for b in bots),
+                    seed=_seed(config.seed, key),
+                    settings=settings,
+                )
+            )
+    return jobs, skipped
+
+
+def _seat(p: Player) -> AgentSeat:
+    if p.kind == "checkpoint":
+        return AgentSeat(p.name, "checkpoint", str(p.checkpoint), str(p.run_dir))
+    return AgentSeat(p.name, p.name if p.kind == "baseline" else p.kind)
+
+
+def run_tournament(
+    config: TournamentConfig,
+    players: Sequence[Player],
+    store: LeagueStore,
+    on_game: Callable[[GameRecord | None, int, int], None] | None = None,
+) -> TournamentResult:
+    """Plays every game of the tournament not yet in ``store``, in parallel runner processes.
+
+    Each finished game is committed in its own transaction as it arrives, so an interruption
+    (Ctrl-C, SIGKILL, power loss) keeps every finished game, and rerunning the same command
+    plays only the missing ones. A game whose engine crashes is retried (a dead runner process
+    is replaced) up to 3 times, then reported in ``failed``.
+
+    Args:
+        config: The tournament.
+        players: Its players (parsed with :func:`~sf_league.players.parse_player`).
+        store: The league; players are registered in it first.
+        on_game: Called as ``on_game(record_or_None, done, total)`` after each game
+            (None for a failed one), e.g. to advance a progress bar.
+    """
+    jobs, skipped = plan_games(config, players)
+    for p in players:
+        store.add_player(p.record())
+    stored = store.game_keys()
+    pending = [j for j in jobs if j.key not in stored]
+    result = TournamentResult(len(jobs), len(jobs) - len(pending), 0, [], skipped)
+    for a, b in skipped:
+        logger.info("skipping %s vs %s: bot-only games need a spectating host", a, b)
+    if not pending:
+        return result
+    workers = min(config.workers or os.cpu_count() or 1, len(pending))
+    attempts = dict.fromkeys((j.key for j in pending), 0)
+    done = result.already_stored
+    queue = list(pending)
+    context = multiprocessing.get_context("spawn")  # no forked torch/engine state in runners
+    while queue:
+        with cf.ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init) as pool:
+            futures = {pool.submit(play_in_runner, job): job for job in queue}
+            queue = []
+            broken = False
+            for future in cf.as_completed(futures):
+                job = futures[future]
+                try:
+                    record = future.result()
+                except cf.process.BrokenProcessPool:
+                    broken = True
+                    why = "the runner process died (engine segfault?)"
+                except MatchError as e:
+                    why = str(e)
+                else:
+                    store.record_game(record)
+                    result.played += 1
+                    done += 1
+                    if on_game:
+                        on_game(record, done, len(jobs))
+                    continue
+                attempts[job.key] += 1
+                if attempts[job.key] < _ATTEMPTS:
+                    logger.warning("game %s failed (%s); retrying", job.key, why)
+                    queue.append(job)
+                else:
+                    logger.error("game %s failed %d times: %s", job.key, _ATTEMPTS, why)
+                    result.failed.append(job.key)
+                    done += 1
+                    if on_game:
+                        on_game(None, done, len(jobs))
+            if broken:
+                # A broken pool fails every pending future; those were retried above.
+                logger.warning("restarting the game runners after a runner died")
+    return result
