@@ -1,0 +1,90 @@
+"""A tournament killed with SIGKILL keeps every finished game; rerunning completes the rest."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import sf_league
+
+ARGS = (
+    "--players",
+    "bot:2",
+    "noop",
+    "random",
+    "--format",
+    "gauntlet",
+    "--games",
+    "12",
+    "--timelimit",
+    "0.25",
+    "--bootstrap",
+    "50",
+)
+
+
+def stored_games(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is still being created
+        return 0
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path) -> None:
+    db = tmp_path / "league.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sf_league.cli", "evaluate", *ARGS, "--db", str(db)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while stored_games(db) < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        runners = children_of(proc.pid)
+        assert proc.poll() is None, "the tournament finished before it could be interrupted"
+    finally:
+        proc.kill()
+        proc.wait()
+    kept = stored_games(db)
+    assert 3 <= kept < 24
+    # The runners notice their parent is gone and exit (killing their engines first).
+    deadline = time.monotonic() + 30
+    while any(os.path.exists(f"/proc/{pid}") for pid in runners) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = []
+    for pid in runners:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.append(pid)
+        except OSError:
+            continue
+    assert not alive, f"runner processes {alive} outlived the killed tournament"
+    rerun = sf_league("evaluate", *ARGS, "--db", str(db), "--json", check=True)
+    assert '"already_stored": ' + str(kept) in rerun.stdout
+    with sqlite3.connect(db) as conn:
+        keys = [k for (k,) in conn.execute("SELECT key FROM games")]
+        seats = conn.execute("SELECT COUNT(*) FROM game_players").fetchone()[0]
+    assert len(keys) == 24 and len(set(keys)) == 24  # none lost, none duplicated
+    assert seats == 48
