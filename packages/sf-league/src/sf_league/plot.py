@@ -26,7 +26,7 @@ def plot_ratings(standings: Standings, out: str | os.PathLike[str]) -> Path:
 
     rows = list(reversed(standings.rows))  # matplotlib draws the first row at the bottom
     colours = {"bot": "tab:red", "baseline": "tab:gray", "checkpoint": "tab:blue"}
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.5))
     for y, r in enumerate(rows):
         ax.errorbar(
             r.elo,
@@ -39,7 +39,7 @@ def plot_ratings(standings: Standings, out: str | os.PathLike[str]) -> Path:
     ax.set_yticks(range(len(rows)), [f"{r.player} ({r.games} games)" for r in rows])
     anchor = standings.settings.get("anchor")
     ax.set_xlabel(
-        "Elo (maximum likelihood, 95% bootstrap intervals; "
+        "Elo: maximum likelihood, 95% bootstrap intervals\n("
         + (f"{anchor} = {standings.settings['anchor_value']:g})" if anchor else "mean 0)")
     )
     ax.set_title(f"League ratings over {standings.games} games")

@@ -88,9 +88,11 @@ def worker_init(torch_threads: int = 1) -> None:
     """Prepares a runner process: its own working folder (ViZDoom writes ``_vizdoom/`` into
     the cwd), one torch thread (the runners already fill the cores), a parent watchdog."""
     os.chdir(tempfile.mkdtemp(prefix="sf_league_runner_"))
-    # The engines print their network handshake to stdout, which would garble the progress bar.
+    # The engines print their network handshake, which would garble the progress bar; errors
+    # reach the tournament as exceptions, not as text.
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
     os.close(devnull)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the tournament's to handle
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
