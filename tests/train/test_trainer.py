@@ -49,10 +49,12 @@ def test_async_run_measures_lag_and_writes_the_tensorboard_tags(toy_config, tmp_
         "train/lr",
     }
     assert expected <= set(tags)
-    # The sampler acts while the learner trains: some samples come from older weights. A
-    # sample waits at most for the queued batch and its own batch's updates.
+    # The sampler acts while the learner trains: some samples come from older weights. A batch's
+    # first steps can be taken while the batch before it still fills (envs straddle batches),
+    # so a sample waits for at most three batches of updates (that one, the queued one and the
+    # one in training) plus those of its own batch.
     updates = cfg.algo.num_epochs * cfg.algo.num_minibatches
-    assert 1 <= max(tags["train/policy_lag_max"]) < 3 * updates
+    assert 1 <= max(tags["train/policy_lag_max"]) < 4 * updates
     assert set(tags["charts/episodic_length"]) == {16.0}
     assert result.mean_return is not None
 
@@ -132,8 +134,10 @@ def test_learner_errors_reach_the_caller_and_stop_the_thread(toy_config, monkeyp
 
 
 def test_async_training_learns_the_toy_env(toy_config):
-    """A random policy scores 8 of 16; 60-80 updates of 128 steps typically reach 15.5."""
+    """A random policy scores 8 of 16; with the default algorithm settings (lr 1e-3, 2 epochs x
+    4 minibatches) 100 batches of 128 steps reached 15.7-15.9 over five seeds."""
     cfg = toy_config(frames=12_800)
-    cfg.env.num_envs, cfg.env.batch_size, cfg.algo.rollout = 8, 4, 16
+    cfg.env.num_envs, cfg.env.batch_size = 8, 4
+    cfg.algo = AlgoConfig(rollout=16, gamma=0.5)  # short horizon: rewards pay single actions
     result = train(cfg)
-    assert result.mean_return >= 14.0
+    assert result.mean_return >= 14.5
