@@ -120,6 +120,20 @@ def test_info_carries_game_variables_every_step_and_stats_at_the_end(basic) -> N
     assert info["selected_weapon_ammo"] < 50
 
 
+def test_last_step_reports_the_final_game_variables(basic) -> None:
+    """The kill that ends a basic episode must show in the last step's info (no state is left)."""
+    for seed in range(20):
+        basic.reset(seed=seed)
+        terminated = truncated = False
+        while not (terminated or truncated):
+            _, _, terminated, truncated, info = basic.step(3)  # keep shooting straight ahead
+        if terminated:
+            assert info["killcount"] == 1
+            assert info["episode"]["r"] > 0
+            return
+    pytest.fail("no basic episode out of 20 ended in a kill from shooting straight ahead")
+
+
 def test_frame_skip_sets_the_episode_length() -> None:
     env = gym.make("sf/DoomBasic-v0", frame_skip=10, **SMALL)
     try:

@@ -90,6 +90,18 @@ def test_same_step_autoreset(same_env):
     assert not (term2[i] or trunc2[i]) or "final_obs" in info2
 
 
+def test_final_info_holds_the_final_game_variables(same_env):
+    """A basic episode that ends in a kill reports killcount 1 in final_info, not a stale 0."""
+    same_env.reset(seed=3)
+    for _ in range(120):
+        _, _, terminated, _, info = same_env.step(np.full(N, 3))  # shoot straight ahead
+        if terminated.any():
+            i = int(np.flatnonzero(terminated)[0])
+            assert info["final_info"]["killcount"][i] == 1
+            return
+    pytest.fail("no basic episode ended in a kill from shooting straight ahead")
+
+
 def test_seeding_is_reproducible(next_env):
     other = DoomVectorEnv("basic", num_envs=N, num_workers=1, **FAST)
     try:
@@ -195,3 +207,8 @@ def test_use_after_close_is_a_clear_error():
         env.async_reset()
     with pytest.raises(ClosedEnvironmentError):
         env.recv()
+
+
+def test_async_face_names_its_game_variable_columns(pool):
+    names = pool.variable_names
+    assert names[:2] == ("health", "armor") and "killcount" in names

@@ -105,6 +105,7 @@ class DoomCore:
         self._frames = FramePipeline(options)
         #: Latest values of :attr:`variable_names`, refreshed every step (float64, engine order).
         self.variables = np.zeros(len(self.variable_names), dtype=np.float64)
+        self._variable_enums = [getattr(vizdoom.GameVariable, v) for v in self.variable_names]
         self.last_screen: np.ndarray | None = None
         self.episode_return = 0.0
         self.episode_length = 0
@@ -136,13 +137,16 @@ class DoomCore:
         """Repeats ``action`` for ``frame_skip`` tics; returns ``(reward, terminated, truncated)``.
 
         At the end of an episode ViZDoom has no state any more: ``obs_out`` then keeps the last
-        real frame (never zeros) and the variables keep their last values.
+        real frame (never zeros), while the variables are read one by one from the game so the
+        final step reports the final tallies (the kill that ended the episode, say).
         """
         reward = self.game.make_action(self._buttons[action], self.options.frame_skip)
         reward *= self.scenario.reward_scale
         self.episode_return += reward
         self.episode_length += 1
         if self.game.is_episode_finished():
+            for i, variable in enumerate(self._variable_enums):
+                self.variables[i] = self.game.get_game_variable(variable)
             truncated = self.game.is_episode_timeout_reached()
             return reward, not truncated, truncated
         self._observe(obs_out, meas_out, first=False)

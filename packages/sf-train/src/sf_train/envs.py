@@ -101,8 +101,4 @@ def game_variable_names(venv: AsyncVectorEnv) -> tuple[str, ...]:
 
     The engine reports game variables as one array; sf-envs keeps the names beside it.
     """
-    names = getattr(venv, "variable_names", None)
-    if names is None:
-        client = getattr(venv, "_client", None)  # the engine's async face keeps them here
-        names = getattr(client, "variable_names", ())
-    return tuple(str(n).lower() for n in names)
+    return tuple(str(n).lower() for n in getattr(venv, "variable_names", ()))

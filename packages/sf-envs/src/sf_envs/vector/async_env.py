@@ -126,6 +126,11 @@ class DoomAsyncVectorEnv:
     def worker_pids(self) -> list[int]:
         return self._client.engine.worker_pids
 
+    @property
+    def variable_names(self) -> tuple[str, ...]:
+        """Lower-case names of the game-variable columns (``final_info["variables"]``)."""
+        return self._client.variable_names
+
     def async_reset(self, seed: int | list[int] | None = None) -> None:
         """Resets every env (``seed=s`` seeds env ``i`` with ``s + i``); results come by recv."""
         engine = self._client.live_engine()
