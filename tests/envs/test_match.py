@@ -1,8 +1,9 @@
 """Multiplayer matches: PettingZoo conformance, lock step, scoreboard, ports, bots, bad input.
 
-Matches are kept tiny (a few seconds of game time, 40x30 observations) so the module stays fast
-on a shared 2-core machine. Tests that could hit a fatal engine error during ``init()`` (which
-segfaults Python) run their games in subprocesses.
+Matches are kept tiny (a few seconds of game time, 40x30 observations) and tests that only play
+share one match per line-up (:func:`shared`), so the module stays fast on a shared 2-core
+machine; tests that break or close a match make their own. Tests that could hit a fatal engine
+error during ``init()`` (which segfaults Python) run their games in subprocesses or probes.
 """
 
 from __future__ import annotations
@@ -24,15 +25,32 @@ import sf_envs
 from sf_envs.match import MatchConfig, MatchError, RewardConfig, bot_ladder
 from sf_envs.match import core as match_core
 from sf_envs.match import ports as match_ports
+from sf_envs.match import probe as match_probe
 from sf_envs.match.ports import PortsExhaustedError, lease_port
 
 SMALL = {"timelimit": 0.05, "obs_size": (40, 30)}  # 105 tics: 26 steps at frame skip 4
+LONGER = {**SMALL, "timelimit": 0.15}  # 79 steps: long enough for some frags
 LINEUPS = {
-    "duel": {},
-    "duel_bots": {"bot_skill": 1},
-    "deathmatch_bots": {"num_bots": 2},
-    "deathmatch": {"num_agents": 3, "num_bots": 1},
+    "duel": LONGER,
+    "duel_bots": {**SMALL, "bot_skill": 1},
+    "deathmatch_bots": {**LONGER, "num_bots": 2},
+    "deathmatch": {**SMALL, "num_agents": 3, "num_bots": 1, "frame_skip": 3},
 }
+
+
+@pytest.fixture(scope="module")
+def shared():
+    """``shared(scenario)``: one match per line-up for the module; tests leave it usable."""
+    envs: dict[str, sf_envs.MatchEnv] = {}
+
+    def get(scenario: str) -> sf_envs.MatchEnv:
+        if scenario not in envs:
+            envs[scenario] = sf_envs.make_match(scenario, **LINEUPS[scenario])
+        return envs[scenario]
+
+    yield get
+    for env in envs.values():
+        env.close()
 
 
 def play_out(env, seed: int = 0, check=None) -> tuple[dict, dict]:
@@ -52,23 +70,16 @@ def play_out(env, seed: int = 0, check=None) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize("scenario", sorted(LINEUPS))
-def test_every_scenario_passes_the_parallel_and_aec_api_tests(scenario: str) -> None:
-    env = sf_envs.make_match(scenario, **SMALL, **LINEUPS[scenario])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # PettingZoo reports soft API problems as warnings
-            parallel_api_test(env, num_cycles=1000)
-    finally:
-        env.close()
-    aec = parallel_to_aec(sf_envs.make_match(scenario, **SMALL, **LINEUPS[scenario]))
-    try:
-        api_test(aec, num_cycles=1000)
-    finally:
-        aec.close()
+def test_every_scenario_passes_the_parallel_and_aec_api_tests(scenario: str, shared) -> None:
+    env = shared(scenario)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PettingZoo reports soft API problems as warnings
+        parallel_api_test(env, num_cycles=1000)
+    api_test(parallel_to_aec(env), num_cycles=1000)  # the same match, reset by the test
 
 
-def test_lock_step_keeps_every_player_on_the_same_tic() -> None:
-    env = sf_envs.make_match("deathmatch", num_agents=3, num_bots=1, frame_skip=3, **SMALL)
+def test_lock_step_keeps_every_player_on_the_same_tic(shared) -> None:
+    env = shared("deathmatch")  # frame skip 3
     seen = []
 
     def check(env, infos):
@@ -76,40 +87,34 @@ def test_lock_step_keeps_every_player_on_the_same_tic() -> None:
         assert len(set(times)) == 1, f"players drifted apart: {times}"
         seen.append(times[0])
 
-    try:
-        play_out(env, check=check)
-        start = seen[0] - 3
-        assert seen == list(range(start + 3, start + 3 * len(seen) + 1, 3))
-    finally:
-        env.close()
+    play_out(env, check=check)
+    start = seen[0] - 3
+    assert seen == list(range(start + 3, start + 3 * len(seen) + 1, 3))
 
 
 @pytest.mark.parametrize("scenario", ["duel", "deathmatch_bots"])
-def test_stats_and_result_agree_with_the_engine_scoreboard(scenario: str) -> None:
-    env = sf_envs.make_match(scenario, **{**SMALL, "timelimit": 0.15}, **LINEUPS[scenario])
-    try:
-        infos, totals = play_out(env)
-        core = env.core
-        result = infos["player_0"]["match"]
-        assert set(result["frags"]) == set(env.possible_agents) | {b.name for b in core.config.bots}
-        # The engine's scoreboard, read directly now, scored from the match-start baseline.
-        state = core.players[0].game.get_server_state()
-        server = dict(zip(state.players_names, state.players_frags, strict=True))
-        for name, frags in result["frags"].items():
-            assert frags == server[name] - core._frag_baseline[name]
-        best = max(result["frags"].values())
-        leaders = [n for n, f in result["frags"].items() if f == best]
-        assert result["draw"] == (len(leaders) > 1)
-        assert result["winner"] == (leaders[0] if len(leaders) == 1 else None)
-        for agent, info in infos.items():
-            assert info["frags"] == result["frags"][agent]
-            assert info["placement"] == 1 + sum(f > info["frags"] for f in result["frags"].values())
-            assert info["win"] == float(result["winner"] == agent)
-            # Default rewards are the unshaped objective: summed rewards are the frags.
-            assert totals[agent] == info["frags"]
-            assert {"deaths", "hits", "damage_dealt", "damage_taken", "objective"} <= set(info)
-    finally:
-        env.close()
+def test_stats_and_result_agree_with_the_engine_scoreboard(scenario: str, shared) -> None:
+    env = shared(scenario)
+    infos, totals = play_out(env)
+    core = env.core
+    result = infos["player_0"]["match"]
+    assert set(result["frags"]) == set(env.possible_agents) | {b.name for b in core.config.bots}
+    # The engine's scoreboard, read directly now, scored from the match-start baseline.
+    state = core.players[0].game.get_server_state()
+    server = dict(zip(state.players_names, state.players_frags, strict=True))
+    for name, frags in result["frags"].items():
+        assert frags == server[name] - core._frag_baseline[name]
+    best = max(result["frags"].values())
+    leaders = [n for n, f in result["frags"].items() if f == best]
+    assert result["draw"] == (len(leaders) > 1)
+    assert result["winner"] == (leaders[0] if len(leaders) == 1 else None)
+    for agent, info in infos.items():
+        assert info["frags"] == result["frags"][agent]
+        assert info["placement"] == 1 + sum(f > info["frags"] for f in result["frags"].values())
+        assert info["win"] == float(result["winner"] == agent)
+        # Default rewards are the unshaped objective: summed rewards are the frags.
+        assert totals[agent] == info["frags"]
+        assert {"deaths", "hits", "damage_dealt", "damage_taken", "objective"} <= set(info)
 
 
 def test_shaped_rewards_leave_the_true_objective_in_info() -> None:
@@ -223,13 +228,32 @@ def _udp_sockets(n: int) -> list[socket.socket]:
 
 
 def _lease_in_turn(monkeypatch, ports: list[int]) -> None:
-    """Leases hand out ``ports`` in order and their probe bind lies, as if a foreign program
-    took each port just after the lease checked it: only the engine meets the busy port."""
+    """Leases hand out ``ports`` in order and their bind lies, as if a foreign program took each
+    port just after the lease checked it: only the engine meets the busy port. No config counts
+    as proven, so the start is probed."""
     queue = iter(ports)
-    monkeypatch.setattr(match_ports, "_probe", lambda port: True)
+    monkeypatch.setattr(match_ports, "_bind", lambda port: socket.socket(type=socket.SOCK_DGRAM))
     monkeypatch.setattr(
         match_core, "lease_port", lambda: lease_port((port := next(queue), port), attempts=1)
     )
+    monkeypatch.setattr(match_probe, "_PROVEN", set())
+
+
+def test_a_lease_keeps_its_port_bound_until_the_engine_needs_it() -> None:
+    lease = lease_port()
+    try:
+        assert match_ports._bind(lease.port) is None  # nobody else can bind it
+        lease.unbind()
+        sock = match_ports._bind(lease.port)
+        assert sock is not None  # free for the engine
+        assert not lease.rebind()  # taken meanwhile: the lease says so
+        sock.close()
+        assert lease.rebind()
+    finally:
+        lease.release()
+    sock = match_ports._bind(lease.port)
+    assert sock is not None
+    sock.close()
 
 
 def test_a_start_on_a_port_taken_by_someone_else_is_retried_on_a_fresh_port(monkeypatch) -> None:
@@ -238,7 +262,8 @@ def test_a_start_on_a_port_taken_by_someone_else_is_retried_on_a_fresh_port(monk
     spare.close()
     _lease_in_turn(monkeypatch, [busy.getsockname()[1], free])
     try:
-        env = sf_envs.make_match("duel", timeout=2.0, **SMALL)  # the segfault stays in the probe
+        # A hang would cost seconds; the segfault on the busy port stays in the probe.
+        env = sf_envs.make_match("duel", timeout=2.0, **SMALL)
         try:
             assert env.core.port == free
             play_out(env)
@@ -322,7 +347,7 @@ def _gone(pid: int) -> bool:
 
 
 def test_close_kills_the_engines_and_is_idempotent() -> None:
-    env = sf_envs.make_match("duel", **SMALL)
+    env = sf_envs.make_match("duel", **LINEUPS["duel"])  # proven: starts without a probe
     pids = list(env.core.engine_pids)
     workdir = env.core.workdir
     assert len(pids) == 2
@@ -368,19 +393,27 @@ def test_unknown_scenario_lists_the_known_ones() -> None:
         sf_envs.make_match("tournament")
 
 
-def test_bad_actions_and_misuse_are_clear_errors() -> None:
-    env = sf_envs.make_match("duel", **SMALL)
+def test_bad_actions_and_misuse_are_clear_errors(shared) -> None:
+    env = shared("duel")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="one action for each"):
+        env.step({"player_0": 0})
+    with pytest.raises(ValueError, match=r"not in Discrete\(6\)"):
+        env.step({"player_0": 0, "player_1": 6})
+    with pytest.raises(ValueError, match="unknown agent"):
+        env.action_space("player_7")
+    env.step({"player_0": np.int64(1), "player_1": 2})  # numpy integers are fine
+    while env.agents:
+        env.step(dict.fromkeys(env.agents, 0))
+    with pytest.raises(RuntimeError, match="call reset"):  # the match is over
+        env.step({"player_0": 0, "player_1": 0})
+
+
+def test_step_before_reset_is_a_clear_error() -> None:
+    env = sf_envs.make_match("duel_bots", **SMALL)  # no network: starts in a third of a second
     try:
         with pytest.raises(RuntimeError, match="call reset"):
-            env.step({"player_0": 0, "player_1": 0})
-        env.reset(seed=0)
-        with pytest.raises(ValueError, match="one action for each"):
             env.step({"player_0": 0})
-        with pytest.raises(ValueError, match=r"not in Discrete\(6\)"):
-            env.step({"player_0": 0, "player_1": 6})
-        with pytest.raises(ValueError, match="unknown agent"):
-            env.action_space("player_7")
-        env.step({"player_0": np.int64(1), "player_1": 2})  # numpy integers are fine
     finally:
         env.close()
 

@@ -23,7 +23,7 @@ from sf_envs.match.bots import write_bots_file
 from sf_envs.match.lockstep import LockStep, MatchError
 from sf_envs.match.player import MEASUREMENTS, MatchPlayer, game_args
 from sf_envs.match.ports import PortLease, lease_port
-from sf_envs.match.probe import probe_start
+from sf_envs.match.probe import mark_proven, probe_start, proven
 from sf_envs.match.scenarios import MatchConfig
 
 __all__ = ["MatchCore"]
@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 _STAT_NAMES = ("frags", "deaths", "hits", "damage_dealt", "damage_taken")
 _SETTLE_TICS = 2  # bots added at the start can telefrag; baselines are taken after this
 _START_ATTEMPTS = 3  # networked starts tried, each on a fresh port, before giving up
+# How long a guarded host waits for its joiners: running out segfaults the caller, so a slow,
+# overloaded machine gets time, whatever short timeout the caller chose to detect hangs.
+_GUARDED_CONNECT_TIMEOUT_S = 60.0
 
 
 def _engine_pids(ini_paths: set[str]) -> list[int]:
@@ -62,15 +65,20 @@ class MatchCore:
     Args:
         config: A validated :class:`~sf_envs.match.scenarios.MatchConfig`.
         workdir: Parent folder for the per-player folders; a private temporary folder when None.
-        port: Host port to use as is (for the start probe); leased and probed when None.
+        port: Host port to use as is (for the start probe); leased when None.
+        guarded: Whether the calling process must survive a failed networked start. Then the
+            configuration is probed in a child process first (once per process), the port stays
+            bound until the host binds it, and the host waits up to a minute for its joiners.
+            Pass False where a dead process is restarted anyway (vector-engine workers): a
+            start then costs one engine start per player and a hang costs ``config.timeout``.
 
     Buffers passed to :meth:`reset` and :meth:`step` hold one row per agent: screens of shape
     ``(num_agents, *options.obs_shape)`` uint8 and, with measurements, ``(num_agents, M)``
     float32. Agent ``i`` is in-game player ``player_i``; player 0 hosts.
 
-    A networked match (several agents) is first started once in a child process
-    (:func:`~sf_envs.match.probe.probe_start`), because a fatal engine error during ``init()``
-    segfaults the calling process; a failed start is retried on a fresh port.
+    A fatal engine error during a networked ``init()`` segfaults the calling process, so a
+    guarded networked match (several agents) is first started in a child process
+    (:func:`~sf_envs.match.probe.probe_start`); a failed start is retried on a fresh port.
 
     Raises:
         MatchError: when an engine fails to start (the match is cleaned up first).
@@ -80,7 +88,12 @@ class MatchCore:
     MEASUREMENTS = MEASUREMENTS
 
     def __init__(
-        self, config: MatchConfig, workdir: str | None = None, *, port: int | None = None
+        self,
+        config: MatchConfig,
+        workdir: str | None = None,
+        *,
+        port: int | None = None,
+        guarded: bool = True,
     ) -> None:
         self.config = config
         self.num_agents = config.num_agents
@@ -90,6 +103,7 @@ class MatchCore:
         self.engine_pids: list[int] = []
         self._port: PortLease | None = None
         self._given_port = port
+        self._guarded = guarded
         self._lockstep: LockStep | None = None
         self._closed = False
         self.players: list[MatchPlayer] = []
@@ -114,30 +128,47 @@ class MatchCore:
             if config.bots
             else None
         )
-        if config.num_agents > 1 and port is None:
-            self._port = self._probed_port()
+        networked = config.num_agents > 1
+        if networked and port is None:
+            self._port = self._started_port() if self._guarded else lease_port()
             port = self._port.port
+        connect_timeout = config.timeout
+        if self._guarded:
+            connect_timeout = max(connect_timeout, _GUARDED_CONNECT_TIMEOUT_S)
         self.players = []
         for i in range(config.num_agents):
             folder = os.path.join(self.workdir, f"player_{i}")
             os.makedirs(folder)
-            args = game_args(config, i, port, self.bots_path)
+            args = game_args(config, i, port, self.bots_path, connect_timeout)
             self.players.append(MatchPlayer(config, i, folder, args))
         self._lockstep = LockStep(config.num_agents, config.timeout)
+        lease = self._port
+
+        def init(i: int) -> None:
+            if i == 0 and lease is not None:
+                lease.unbind()  # as late as possible: the host engine binds it next
+            self.players[i].init()
+
         try:
-            self._lockstep.run(lambda i: self.players[i].init(), timeout=config.timeout + 15)
+            self._lockstep.run(init, timeout=connect_timeout + 15)
         finally:
             self.engine_pids = _engine_pids({p.ini_path for p in self.players})
 
-    def _probed_port(self) -> PortLease:
-        """A leased port on which a probe started this match, trying fresh ports on failure."""
+    def _started_port(self) -> PortLease:
+        """A leased, bound port; the config is first probed there unless already proven."""
+        if proven(self.config):
+            return lease_port()
         failed: list[PortLease] = []  # held until done, so no retry gets them again
         reasons = []
         try:
             for _ in range(_START_ATTEMPTS):
                 lease = lease_port()
+                lease.unbind()  # the probe's host binds it
                 why = probe_start(self.config, lease.port, self.workdir)
+                if why is None and not lease.rebind():
+                    why = "another program bound the port right after the probe"
                 if why is None:
+                    mark_proven(self.config)
                     return lease
                 logger.warning(
                     "match failed to start on port %d (%s); retrying on a fresh port",
@@ -267,12 +298,22 @@ class MatchCore:
         self._closed = True
         ls = self._lockstep
         if ls is not None:
-            try:
-                ls.run(lambda i: self.players[i].close(), timeout=10)
-            except MatchError as exc:
-                logger.warning("closing a broken match: %s", exc)
+            if not ls.broken:
+                try:
+                    ls.run(lambda i: self.players[i].close(), timeout=10)
+                except MatchError as exc:
+                    logger.warning("closing a broken match: %s", exc)
+            # Threads of a broken match may be blocked inside an engine whose peer died; killing
+            # the engines first returns them at once instead of after the join timeout.
+            self._kill_engines()
             if not ls.stop(timeout=5):
-                logger.warning("match threads did not stop; killing their engines")
+                logger.warning("match threads did not stop")
+        self._kill_engines()
+        if self._port is not None:
+            self._port.release()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _kill_engines(self) -> None:
         # Only engines still running with our config paths: a bare PID could have been reused.
         for pid in _engine_pids({p.ini_path for p in self.players}):
             try:
@@ -280,9 +321,6 @@ class MatchCore:
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
-        if self._port is not None:
-            self._port.release()
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> MatchCore:
         return self

@@ -26,7 +26,10 @@ class MatchHungError(MatchError):
 
 
 _STOP = object()
-_GRACE_S = 5.0  # how long the other players may take to stop once one has failed
+# How long the other players may take to report once one has failed: a player whose peer's
+# engine died blocks inside its own engine until the match is closed (its engines killed), so
+# waiting longer only delays the error.
+_GRACE_S = 1.0
 
 
 class LockStep:
@@ -55,6 +58,11 @@ class LockStep:
         ]
         for thread in self._threads:
             thread.start()
+
+    @property
+    def broken(self) -> bool:
+        """True once a call failed or hung: player threads may be blocked inside an engine."""
+        return self._broken is not None
 
     def sync(self) -> None:
         """Waits until every player reached this point (called from player threads)."""

@@ -42,16 +42,27 @@ _AMMO_IX = np.array([_IX[v] for v in _AMMO], dtype=np.intp)
 _EVENT_IX = {name: i for i, name in enumerate(EVENTS)}
 
 
-def game_args(config: MatchConfig, index: int, port: int | None, bots_path: str | None) -> str:
-    """Console arguments for player ``index``: the host (0) sets the rules, the others join."""
+def game_args(
+    config: MatchConfig,
+    index: int,
+    port: int | None,
+    bots_path: str | None,
+    connect_timeout: float,
+) -> str:
+    """Console arguments for player ``index``: the host (0) sets the rules, the others join.
+
+    ``connect_timeout`` is how long the host waits for every player to join (and a joiner for
+    the host); running out (like
+    any fatal error in ``init()``) segfaults the process that started the host.
+    """
     name = f"+name player_{index} +colorset {index}"
+    connect = f"+viz_connect_timeout {max(round(connect_timeout), 1)}"
     if index > 0:
-        return f"-join 127.0.0.1 -port {port} {name}"
+        return f"-join 127.0.0.1 -port {port} {connect} {name}"
     network = f"-host {config.num_agents}" + (f" -port {port}" if config.num_agents > 1 else "")
     rules = (
         f"-deathmatch +timelimit {config.timelimit:g} +sv_forcerespawn 1 +sv_noautoaim 1 "
-        "+sv_respawnprotect 1 +sv_spawnfarthest 1 +sv_nocrouch 1 +viz_respawn_delay 1 "
-        f"+viz_connect_timeout {max(int(config.timeout), 1)}"
+        f"+sv_respawnprotect 1 +sv_spawnfarthest 1 +sv_nocrouch 1 +viz_respawn_delay 1 {connect}"
     )
     bots = f" +viz_bots_path {bots_path}" if bots_path else ""
     return f"{network} {rules}{bots} {config.map.game_args} {name}".replace("  ", " ")

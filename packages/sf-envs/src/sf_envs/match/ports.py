@@ -3,8 +3,10 @@
 Two hosts on one port is fatal (the second engine segfaults its Python), so a port is handed out
 only when (1) an exclusive ``flock`` on a per-port lock file succeeds, which excludes every other
 sf match on the machine — other threads, processes and parallel test runs — for as long as the
-lease is held, and (2) a probe bind shows that nothing else holds the port. Ports come from a range
-below Linux's ephemeral range (32768-60999), so the kernel never hands them to outgoing sockets.
+lease is held, and (2) binding the port succeeds, which shows that nothing else holds it. The
+lease keeps that socket bound, so no other program can take the port either, until the match
+host is about to bind it (:meth:`PortLease.unbind`). Ports come from a range below Linux's
+ephemeral range (32768-60999), so the kernel never hands them to outgoing sockets.
 """
 
 from __future__ import annotations
@@ -21,26 +23,61 @@ __all__ = ["PORT_RANGE", "PortLease", "PortsExhaustedError", "lease_port"]
 #: Ports tried, inclusive; below the ephemeral range and above common service ports.
 PORT_RANGE: tuple[int, int] = (23000, 32000)
 
-_LOCK_DIR = os.path.join(tempfile.gettempdir(), "sf_vizdoom_ports")
+# One folder per machine whatever TMPDIR a process has: leases only exclude each other when every
+# process locks the same files.
+_LOCK_DIR = os.path.join(
+    "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir(), "sf_vizdoom_ports"
+)
 
 
 class PortsExhaustedError(RuntimeError):
     """No port in :data:`PORT_RANGE` could be leased."""
 
 
+def _bind(port: int) -> socket.socket | None:
+    """A UDP socket bound to ``port`` on all interfaces (as the engine binds), or None if taken."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.bind(("", port))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
 class PortLease:
     """A port reserved for one match host until :meth:`release` (or garbage collection).
 
+    While :attr:`bound`, the lease's own socket occupies the port so that no program outside sf
+    can take it; :meth:`unbind` frees it for the engine just before the engine binds it.
     The lock file stays on disk on purpose: deleting it while another process opens it would let
     two processes lock different inodes for the same port.
     """
 
-    def __init__(self, port: int, fd: int) -> None:
+    def __init__(self, port: int, fd: int, sock: socket.socket) -> None:
         self.port = port
         self._fd: int | None = fd
+        self._sock: socket.socket | None = sock
+
+    @property
+    def bound(self) -> bool:
+        return self._sock is not None
+
+    def unbind(self) -> None:
+        """Lets an engine bind the port; the lock still keeps other sf matches off it."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def rebind(self) -> bool:
+        """Occupies the port again (after a start probe); False when someone else took it."""
+        if self._sock is None:
+            self._sock = _bind(self.port)
+        return self._sock is not None
 
     def release(self) -> None:
         """Frees the port for other matches. Idempotent."""
+        self.unbind()
         if self._fd is not None:
             os.close(self._fd)  # closing the descriptor drops the flock
             self._fd = None
@@ -49,21 +86,11 @@ class PortLease:
         self.release()
 
     def __repr__(self) -> str:
-        return f"PortLease(port={self.port}, held={self._fd is not None})"
-
-
-def _probe(port: int) -> bool:
-    """True when nothing binds UDP ``port`` now (the engine binds all interfaces)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        try:
-            sock.bind(("", port))
-        except OSError:
-            return False
-    return True
+        return f"PortLease(port={self.port}, held={self._fd is not None}, bound={self.bound})"
 
 
 def lease_port(port_range: tuple[int, int] = PORT_RANGE, attempts: int = 200) -> PortLease:
-    """Leases a free UDP port from ``port_range``.
+    """Leases a free UDP port from ``port_range``, bound by the lease until it is unbound.
 
     Starting points are random so that concurrent allocators rarely contend for the same lock.
 
@@ -83,8 +110,9 @@ def lease_port(port_range: tuple[int, int] = PORT_RANGE, attempts: int = 200) ->
             if exc.errno in (errno.EAGAIN, errno.EACCES):
                 continue
             raise
-        if _probe(port):
-            return PortLease(port, fd)
+        sock = _bind(port)
+        if sock is not None:
+            return PortLease(port, fd, sock)
         os.close(fd)
     raise PortsExhaustedError(
         f"no free UDP port in {low}-{high} after {attempts} tries; close finished matches "

@@ -1,14 +1,18 @@
 """Starting a networked match once in a child process first, so a fatal init error cannot kill us.
 
-A fatal engine error during a networked ``DoomGame.init()`` (the host's UDP port taken by another
-program, a network sync timeout) segfaults the Python process that called it. So before a match
-with several agents starts its engines in the caller's process, :func:`probe_start` starts the
-same match, on the same leased port, in a child process (``python -m sf_envs.match.probe``) and
-reports how that went; the caller then retries on a fresh port. The child's engines form their
-own process group, removed in one call if the child hangs. The probe costs one extra match start
-(about a second) and catches failures that repeat; a failure that strikes only the second start
-is still fatal, which only a match running wholly in a worker process avoids (the vector engine's
-:class:`~sf_envs.match.unit.MatchUnitFactory`).
+A fatal engine error during a networked ``DoomGame.init()`` (no deathmatch starts, too many
+players for a map, the host's port taken, a network sync timeout) segfaults the Python process
+that called it, and so does killing an engine that is still starting. So before a match with
+several agents starts its engines in the caller's process, :func:`probe_start` starts the same
+match, on the same leased port, in a child process (``python -c``) and reports how that went;
+the caller then retries on a fresh port.
+
+What a successful probe proves is that this configuration can start: failures that come from the
+configuration repeat every time. Failures that strike at random are kept away from the caller's
+own start differently — the port stays bound by its lease until the host binds it, and the
+engines get a generous sync timeout — so a configuration is probed once per process
+(:func:`proven`). Only a match running wholly in a worker process is safe from everything (the
+vector engine's :class:`~sf_envs.match.unit.MatchUnitFactory`), so workers skip the probe.
 """
 
 from __future__ import annotations
@@ -18,40 +22,66 @@ import pickle
 import signal
 import subprocess
 import sys
+import tempfile
 
 from sf_envs.match.scenarios import MatchConfig
 from sf_envs.vector.procs import kill_group
 
-__all__ = ["probe_start"]
+__all__ = ["mark_proven", "probe_start", "proven"]
+
+#: Seconds a probe may take beyond the match's own timeout: a fresh Python imports sf_envs.
+_STARTUP_ALLOWANCE_S = 5.0
+
+_PROVEN: set[MatchConfig] = set()
+
+
+def proven(config: MatchConfig) -> bool:
+    """True when a probe in this process already started ``config``'s match."""
+    return config in _PROVEN
+
+
+def mark_proven(config: MatchConfig) -> None:
+    _PROVEN.add(config)
 
 
 def probe_start(config: MatchConfig, port: int, workdir: str) -> str | None:
     """Starts and closes ``config``'s match on ``port`` in a child process.
 
+    The child's stderr goes to a file, not a pipe: after a crash the child's surviving engines
+    would hold a pipe open until their own sync timeout (a minute), and reading it to the end
+    turned every failed probe into a long hang.
+
     Returns:
         None when the match started, else why not (exit status and the engine's last words).
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sf_envs.match.probe", str(port)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=workdir,
-        start_new_session=True,
-    )
-    try:
-        _, err = proc.communicate(pickle.dumps(config), timeout=config.timeout + 5)
-    except subprocess.TimeoutExpired:
-        return f"starting took over {config.timeout + 5:.0f} s (hung)"
-    finally:
-        # Also after a crash: the child's engines outlive it, spinning, in its process group.
-        kill_group(proc.pid)
-        proc.wait()
-    if proc.returncode == 0:
-        return None
+    limit = config.timeout + _STARTUP_ALLOWANCE_S
+    with tempfile.TemporaryFile(dir=workdir) as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from sf_envs.match.probe import _main; _main()", str(port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=workdir,
+            start_new_session=True,
+        )
+        try:
+            proc.stdin.write(pickle.dumps(config))
+            proc.stdin.close()
+            proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            return f"starting took over {limit:.0f} s (hung)"
+        except BrokenPipeError:  # the child died before reading its config
+            proc.wait()
+        finally:
+            # Also after a crash: the child's engines outlive it, spinning, in its process group.
+            kill_group(proc.pid)
+            proc.wait()
+        if proc.returncode == 0:
+            return None
+        err.seek(0)
+        tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
     code = proc.returncode
     status = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-    tail = err.decode(errors="replace").strip().splitlines()[-3:]
     return f"{status}: {' | '.join(tail) or 'no output'}"
 
 
@@ -59,8 +89,4 @@ def _main() -> None:
     from sf_envs.match.core import MatchCore
 
     config = pickle.loads(sys.stdin.buffer.read())
-    MatchCore(config, os.getcwd(), port=int(sys.argv[1])).close()
-
-
-if __name__ == "__main__":
-    _main()
+    MatchCore(config, os.getcwd(), port=int(sys.argv[1]), guarded=False).close()

@@ -2,7 +2,8 @@
 
 The engine (:mod:`sf_envs.vector`) runs each unit inside a worker process, so a match that
 crashes or hangs takes down only its worker, which the engine restarts (on a freshly leased
-port, since every :class:`~sf_envs.match.core.MatchCore` leases its own).
+port, since every :class:`~sf_envs.match.core.MatchCore` leases its own). That is why matches in
+workers skip the start probe that guards matches in the caller's process.
 """
 
 from __future__ import annotations
@@ -80,4 +81,5 @@ class MatchUnitFactory:
         return MATCH_VARIABLES
 
     def __call__(self, unit_index: int, workdir: str) -> MatchUnit:
-        return MatchUnit(MatchCore(self.config, workdir))
+        # Unguarded: a failed start kills only this worker, which the engine restarts.
+        return MatchUnit(MatchCore(self.config, workdir, guarded=False))
