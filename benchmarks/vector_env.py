@@ -6,6 +6,8 @@ Same scenario (basic), render 160x120, frame skip 4, random actions everywhere:
   (b) ``gymnasium.vector.AsyncVectorEnv`` over our single ``DoomEnv`` s
   (c) ``gymnasium.vector.AsyncVectorEnv`` over ViZDoom's own gymnasium wrapper (VizdoomBasic-v1)
   (d) the raw limit: one bare ``vizdoom.DoomGame`` per worker in parallel processes, summed
+  (e) a diagnostic: the same processes, each stepping ``num_envs / workers`` bare games in turn —
+      what many engines per core cost by themselves (caches), with no vector engine at all
 
 Run: ``python benchmarks/vector_env.py --num-envs 16 --workers 2 --seconds 5 --rounds 3``
 """
@@ -91,20 +93,24 @@ def _make_vizdoom() -> gym.Env:
     return gym.make("VizdoomBasic-v1", frame_skip=FRAME_SKIP, screen_resolution="RES_160X120")
 
 
-def _raw_worker(seconds: float, out: mp.Queue) -> None:
+def _raw_worker(seconds: float, games: int, out: mp.Queue) -> None:
     import vizdoom
 
     os.chdir(tempfile.mkdtemp(prefix="vzd_raw_"))
-    game = vizdoom.DoomGame()
-    game.load_config(os.path.join(vizdoom.scenarios_path, "basic.cfg"))
-    game.set_window_visible(False)
-    game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
-    game.set_screen_format(vizdoom.ScreenFormat.CRCGCB)
-    game.init()
+    pool = []
+    for _ in range(games):
+        game = vizdoom.DoomGame()
+        game.load_config(os.path.join(vizdoom.scenarios_path, "basic.cfg"))
+        game.set_window_visible(False)
+        game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
+        game.set_screen_format(vizdoom.ScreenFormat.CRCGCB)
+        game.init()
+        pool.append(game)
     rng = np.random.default_rng()
     actions = [[float(b) for b in row] for row in np.eye(3, dtype=bool)]
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
+        game = pool[steps % games]
         if game.is_episode_finished():
             game.new_episode()
         game.make_action(actions[rng.integers(3)], FRAME_SKIP)
@@ -112,13 +118,17 @@ def _raw_worker(seconds: float, out: mp.Queue) -> None:
             game.get_state()
         steps += 1
     out.put(steps * FRAME_SKIP / (time.perf_counter() - start))
-    game.close()
+    for game in pool:
+        game.close()
 
 
-def bench_raw(workers: int, seconds: float) -> float:
+def bench_raw(workers: int, seconds: float, games_per_worker: int = 1) -> float:
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    procs = [ctx.Process(target=_raw_worker, args=(seconds, out)) for _ in range(workers)]
+    procs = [
+        ctx.Process(target=_raw_worker, args=(seconds, games_per_worker, out))
+        for _ in range(workers)
+    ]
     for p in procs:
         p.start()
     total = sum(out.get(timeout=seconds + 120) for _ in procs)
@@ -145,6 +155,7 @@ def main() -> None:
             _make_vizdoom, n, s
         ),
         f"(d) raw: {w} bare DoomGame processes": lambda: bench_raw(w, s),
+        f"(e) raw: {w} processes x {n // w} bare games in turn": lambda: bench_raw(w, s, n // w),
     }
     # Rounds interleave the contenders so that load from other users of a shared machine hits
     # them alike; the medians and the medians of per-round ratios are what the table shows.
@@ -157,7 +168,7 @@ def main() -> None:
                 console.print(f"round {r + 1} {name}: {samples[name][-1]:,.0f} frames/s")
     results = {name: float(np.median(v)) for name, v in samples.items()}
     names = list(results)
-    a_sync, a_async, b, c, d = (np.array(samples[k]) for k in names)
+    a_sync, a_async, b, c, d, e = (np.array(samples[k]) for k in names)
     best = np.maximum(a_sync, a_async)
     table = Table(
         title=f"basic, 160x120 -> 128x72, frame skip {FRAME_SKIP}, {n} envs, {w} workers, "
@@ -173,6 +184,8 @@ def main() -> None:
         ("(a) best / (c)", best / c),
         ("(a) sync / (d)", a_sync / d),
         ("(a) async / (d)", a_async / d),
+        ("(e) / (d): the cost of many engines per core alone", e / d),
+        ("(a) async / (e)", a_async / e),
     ):
         table.add_row(f"{label} (median of rounds)", f"{np.median(value):.2f}x")
     console.print(table)
