@@ -26,6 +26,7 @@ from rich.table import Table
 import sf_envs
 from sf_envs.game import create_game
 from sf_envs.options import DoomOptions, parse_size
+from sf_envs.speed import steps_per_second
 
 
 def random_actions(scenario: sf_envs.Scenario, steps: int) -> np.ndarray:
@@ -56,13 +57,7 @@ def bare_frames_per_second(scenario: sf_envs.Scenario, options: DoomOptions, ste
 
 def env_frames_per_second(env: gym.Env, steps: int, frame_skip: int) -> float:
     actions = random_actions(env.unwrapped.scenario, steps)
-    env.reset(seed=0)
-    start = time.perf_counter()
-    for action in actions:
-        _, _, terminated, truncated, _ = env.step(int(action))
-        if terminated or truncated:
-            env.reset()
-    return steps * frame_skip / (time.perf_counter() - start)
+    return steps_per_second(env, actions) * frame_skip
 
 
 def main() -> None:

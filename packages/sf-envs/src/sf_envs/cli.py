@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -14,6 +13,7 @@ from rich.table import Table
 
 import sf_envs
 from sf_envs.options import DoomOptions
+from sf_envs.speed import steps_per_second
 
 __all__ = ["main"]
 
@@ -67,16 +67,9 @@ def _bench(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(0)
     actions = rng.integers(0, env.action_space.n, size=args.steps)
     try:
-        env.reset(seed=0)
-        start = time.perf_counter()
-        for action in actions:
-            _, _, terminated, truncated, _ = env.step(int(action))
-            if terminated or truncated:
-                env.reset()
-        elapsed = time.perf_counter() - start
+        steps_per_s = steps_per_second(env, actions)
     finally:
         env.close()
-    steps_per_s = args.steps / elapsed
     console.print(
         f"{args.env_id}: {steps_per_s:,.0f} steps/s = {steps_per_s * args.frame_skip:,.0f} "
         f"env frames/s (one process, random actions, frame skip {args.frame_skip}); "

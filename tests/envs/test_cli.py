@@ -1,0 +1,33 @@
+"""The ``sf-envs`` command line: what a person types to see the scenarios and watch one."""
+
+from __future__ import annotations
+
+import imageio.v2 as imageio
+
+from sf_envs.cli import main
+
+
+def test_list_prints_every_scenario_id(capsys) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out.replace("\n", "")
+    for fragment in ("sf/DoomBasic-v0", "Discrete(4)", "300 tics"):
+        assert fragment in out
+
+
+def test_record_writes_a_gif_of_the_episode(tmp_path, capsys) -> None:
+    out = tmp_path / "clips" / "basic.gif"
+    assert main(["record", "sf/DoomBasic-v0", "--out", str(out), "--max-steps", "12"]) == 0
+    frames = imageio.mimread(out)
+    # GIF writers may merge identical consecutive frames, so only bound the count.
+    assert 1 < len(frames) <= 12 and frames[0].shape[:2] == (120, 160)
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_bench_reports_frames_per_second(capsys) -> None:
+    assert main(["bench", "sf/DoomBasic-v0", "--steps", "50"]) == 0
+    assert "env frames/s" in capsys.readouterr().out
+
+
+def test_unknown_id_exits_2_and_lists_the_known_ids(capsys) -> None:
+    assert main(["record", "sf/DoomNoSuchThing-v0"]) == 2
+    assert "sf/DoomDefendTheCenter-v0" in capsys.readouterr().out.replace("\n", "")
