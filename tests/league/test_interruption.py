@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import sf_league
+from league_support import sf_league
 
 ARGS = (
     "--players",

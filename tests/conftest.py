@@ -1,4 +1,4 @@
-"""Shared fixtures for the sf-envs tests."""
+"""Fixtures for the whole test tree."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import make_checkpoint, sf_league
+from league_support import make_checkpoint, sf_league
 
 GAME = ("--timelimit", "0.25", "--bootstrap", "200")
 

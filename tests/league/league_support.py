@@ -1,24 +1,10 @@
-"""Shared fixtures for the sf-league tests."""
+"""Helpers shared by the sf-league tests (the working-directory fixture is tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _private_cwd(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """ViZDoom writes ``_vizdoom/`` into the working directory: keep it out of the repo."""
-    previous = os.getcwd()
-    os.chdir(tmp_path_factory.mktemp("vizdoom_cwd"))
-    yield
-    os.chdir(previous)
 
 
 def sf_league(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
