@@ -8,8 +8,9 @@ from __future__ import annotations
 from sf_envs.env import ClosedEnvError, DoomEnv
 from sf_envs.game import DoomCore
 from sf_envs.match import MatchEnv, make_match, match_scenario_names
+from sf_envs.match_single import SingleAgentMatchEnv
 from sf_envs.options import DoomOptions
-from sf_envs.registration import env_ids, make, register_envs
+from sf_envs.registration import env_ids, make, match_env_ids, register_envs
 from sf_envs.scenarios import SCENARIOS, Scenario, get_scenario, scenario_names
 from sf_envs.vector import DoomAsyncVectorEnv, DoomVectorEnv, VectorEnvError
 
@@ -23,11 +24,13 @@ __all__ = [
     "DoomVectorEnv",
     "MatchEnv",
     "Scenario",
+    "SingleAgentMatchEnv",
     "VectorEnvError",
     "env_ids",
     "get_scenario",
     "make",
     "make_match",
+    "match_env_ids",
     "match_scenario_names",
     "register_envs",
     "scenario_names",

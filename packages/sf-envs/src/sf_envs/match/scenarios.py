@@ -39,6 +39,8 @@ class MatchScenario:
         bots_range: Inclusive ``(min, max)`` bots.
         timelimit: Match length in minutes of game time (35 tics per second).
         description: One line for listings.
+        env_id: The gymnasium id of its single-agent form (``sf_envs.match_single``), for
+            scenarios of exactly one learning agent; None for the others.
 
     The controls come with the map (:attr:`MatchConfig.actions`), since what an agent may safely
     do depends on the map.
@@ -52,6 +54,7 @@ class MatchScenario:
     bots_range: tuple[int, int]
     timelimit: float
     description: str
+    env_id: str | None = None
 
     def __post_init__(self) -> None:
         get_map(self.map)
@@ -79,6 +82,7 @@ MATCH_SCENARIOS: dict[str, MatchScenario] = {
             bots_range=(1, 1),
             timelimit=2.0,
             description="One learning agent against one scripted bot.",
+            env_id="sf/DoomDuelBots-v0",
         ),
         MatchScenario(
             "deathmatch_bots",
@@ -89,6 +93,7 @@ MATCH_SCENARIOS: dict[str, MatchScenario] = {
             bots_range=(1, 7),
             timelimit=4.0,
             description="One learning agent against 1-7 scripted bots, free for all.",
+            env_id="sf/DoomDeathmatchBots-v0",
         ),
         MatchScenario(
             "deathmatch",

@@ -14,6 +14,7 @@ import numpy as np
 
 from sf_envs.match.core import MatchCore
 from sf_envs.match.scenarios import MatchConfig
+from sf_envs.options import DoomOptions
 from sf_envs.vector.units import RowBlock
 
 __all__ = ["MATCH_VARIABLES", "MatchUnit", "MatchUnitFactory"]
@@ -79,6 +80,23 @@ class MatchUnitFactory:
     @property
     def variable_names(self) -> tuple[str, ...]:
         return MATCH_VARIABLES
+
+    @property
+    def options(self) -> DoomOptions:
+        return self.config.options
+
+    @property
+    def num_measurements(self) -> int:
+        return len(MatchCore.MEASUREMENTS)
+
+    @property
+    def num_actions(self) -> int:
+        return len(self.config.actions)
+
+    @property
+    def env_id(self) -> str:
+        scenario = self.config.scenario
+        return scenario.env_id or f"{scenario.name} match"
 
     def __call__(self, unit_index: int, workdir: str) -> MatchUnit:
         # Unguarded: a failed start kills only this worker, which the engine restarts.

@@ -234,7 +234,7 @@ class DoomAsyncVectorEnv:
 
     def __repr__(self) -> str:
         return (
-            f"DoomAsyncVectorEnv({self._client.scenario.env_id}, num_envs={self.num_envs}, "
+            f"DoomAsyncVectorEnv({self._client.env_id}, num_envs={self.num_envs}, "
             f"batch_size={self.batch_size})"
         )
 

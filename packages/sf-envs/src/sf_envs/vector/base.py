@@ -109,8 +109,30 @@ class BatchView:
         return np.logical_or(self.arrays["terminated"], self.arrays["truncated"], out=self.done)
 
 
+def _unit_factory(
+    scenario: str, factory: UnitFactory | None, options: dict[str, Any]
+) -> UnitFactory:
+    """The given factory, or single-player games of ``scenario``; options must not disagree."""
+    try:
+        doom_options = DoomOptions.create(**options)
+    except TypeError as exc:
+        raise ValueError(
+            f"{exc}; the vector env takes num_envs, num_workers, batch_size, "
+            "autoreset_mode and the DoomOptions fields"
+        ) from None
+    if factory is None:
+        return DoomUnitFactory(get_scenario(scenario).name, doom_options)
+    # The factory's options shape the buffers its units write; other ones would corrupt them.
+    if options and doom_options != factory.options:
+        raise ValueError(
+            f"options {options} disagree with the unit factory's {factory.options}; "
+            "give the options to the factory only"
+        )
+    return factory
+
+
 class EngineClient:
-    """Owns the engine for a scenario and the checks both faces apply to user input."""
+    """Owns the engine of a unit factory and the checks both faces apply to user input."""
 
     def __init__(
         self,
@@ -127,15 +149,9 @@ class EngineClient:
     ) -> None:
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self.scenario = get_scenario(scenario)
-        try:
-            self.options = DoomOptions.create(**options)
-        except TypeError as exc:
-            raise ValueError(
-                f"{exc}; the vector env takes num_envs, num_workers, batch_size, "
-                "autoreset_mode and the DoomOptions fields"
-            ) from None
-        self.factory = factory or DoomUnitFactory(self.scenario.name, self.options)
+        self.factory = _unit_factory(scenario, factory, options)
+        self.options = self.factory.options
+        self.env_id = self.factory.env_id
         rpu = self.factory.rows_per_unit
         if num_envs % rpu:
             raise ValueError(f"num_envs={num_envs} must be a multiple of {rpu} rows per unit")
@@ -143,10 +159,10 @@ class EngineClient:
         self.num_workers = default_workers(num_units) if num_workers is None else num_workers
         if not isinstance(self.num_workers, int) or not 1 <= self.num_workers <= num_units:
             raise ValueError(f"num_workers must be in [1, {num_units}], got {num_workers!r}")
-        n_meas = len(self.scenario.measurements)
+        n_meas = self.factory.num_measurements
         self.variable_names = tuple(v.lower() for v in self.factory.variable_names)
         self.single_observation_space = observation_space(self.options, n_meas)
-        self.single_action_space = spaces.Discrete(len(self.scenario.actions))
+        self.single_action_space = spaces.Discrete(self.factory.num_actions)
         self.engine = Engine(
             self.factory,
             num_units=num_units,
@@ -154,7 +170,7 @@ class EngineClient:
             num_workers=self.num_workers,
             layout=_layout(num_envs, self.options, n_meas, len(self.variable_names), same_step),
             same_step=same_step,
-            name=f"{self.scenario.env_id} ({self.scenario.config})",
+            name=self.env_id,
             step_timeout_s=step_timeout_s,
             start_timeout_s=start_timeout_s,
             max_restarts=max_restarts,
@@ -165,7 +181,7 @@ class EngineClient:
     def live_engine(self) -> Engine:
         if self.engine.state is EngineState.CLOSED:
             raise ClosedEnvironmentError(
-                f"the vector env of {self.scenario.env_id} is closed; make a new one"
+                f"the vector env of {self.env_id} is closed; make a new one"
             )
         return self.engine
 

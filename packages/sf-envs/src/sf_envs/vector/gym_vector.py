@@ -29,7 +29,8 @@ class DoomVectorEnv(VectorEnv):
         copy: Return copies (the default, safe to keep). With False, obs and info arrays are
             views into shared memory, overwritten by the next call: faster for callers that
             consume them at once.
-        factory: Builds the units in the workers instead of single-player games (matches).
+        factory: Builds the units in the workers instead of single-player games (matches); the
+            spaces and options are then its own and ``scenario`` is not used.
         step_timeout_s: A worker silent this long is declared hung, killed and restarted.
         start_timeout_s: Limit for a worker to start its engines.
         max_restarts: Failures per worker tolerated within 5 minutes before raising.

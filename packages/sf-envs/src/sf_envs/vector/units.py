@@ -69,13 +69,24 @@ class Unit(Protocol):
 class UnitFactory(Protocol):
     """Picklable recipe the parent sends to every worker; builds the units it is given to step.
 
+    It also describes its rows, because the faces size the shared buffers and build their spaces
+    from it before any unit exists: a match and a single-player game differ in all of these.
+
     Attributes:
         rows_per_unit: Rows of every unit it builds.
         variable_names: Names of the ``variables`` columns, identical for every unit.
+        options: Stepping and observation options of every row.
+        num_measurements: Length of a row's measurements (used when ``options.measurements``).
+        num_actions: Size of every row's ``Discrete`` action space.
+        env_id: What the rows are, for error messages, e.g. ``"sf/DoomBasic-v0"``.
     """
 
     rows_per_unit: int
     variable_names: tuple[str, ...]
+    options: DoomOptions
+    num_measurements: int
+    num_actions: int
+    env_id: str
 
     def __call__(self, unit_index: int, workdir: str) -> Unit:
         """Builds unit ``unit_index`` (global, 0-based) with its engine files under ``workdir``."""
@@ -125,6 +136,18 @@ class DoomUnitFactory:
         return tuple(
             dict.fromkeys(COMMON_GAME_VARIABLES + get_scenario(self.scenario).measurements)
         )
+
+    @property
+    def num_measurements(self) -> int:
+        return len(get_scenario(self.scenario).measurements)
+
+    @property
+    def num_actions(self) -> int:
+        return len(get_scenario(self.scenario).actions)
+
+    @property
+    def env_id(self) -> str:
+        return get_scenario(self.scenario).env_id
 
     def __call__(self, unit_index: int, workdir: str) -> Unit:
         return DoomUnit(DoomCore(self.scenario, self.options, workdir))

@@ -1,0 +1,141 @@
+"""One learning agent against scripted bots as a plain ``gymnasium.Env`` (``sf/DoomDuelBots-v0``).
+
+Single-agent trainers speak gymnasium, not PettingZoo, so a match of exactly one learning agent
+gets the single-player conventions of :class:`~sf_envs.env.DoomEnv`: the same observations,
+``Discrete`` actions, the time limit as ``truncated``, ``info["episode"]`` on the last step. The
+match itself is :class:`~sf_envs.match.env.MatchEnv`; vectorised, each env is one match unit
+(:class:`~sf_envs.match.unit.MatchUnitFactory`) in the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from sf_envs.env import ClosedEnvError
+from sf_envs.match.env import MatchEnv
+from sf_envs.match.scenarios import MATCH_SCENARIOS, MatchConfig
+from sf_envs.match.unit import MatchUnitFactory
+from sf_envs.vector.async_env import DoomAsyncVectorEnv
+from sf_envs.vector.gym_vector import DoomVectorEnv
+from sf_envs.vector.make import make_vec
+
+__all__ = ["SingleAgentMatchEnv", "make_match_vec"]
+
+_AGENT = "player_0"
+# Keyword arguments of the vector faces; every other one configures the matches.
+_ENGINE_KWARGS = frozenset(
+    {"num_workers", "autoreset_mode", "copy", "step_timeout_s", "start_timeout_s", "max_restarts"}
+)
+
+
+def _single_agent_config(scenario: str, kwargs: dict[str, Any]) -> MatchConfig:
+    config = MatchConfig.create(scenario, **kwargs)
+    if config.num_agents != 1:
+        single = sorted(s.name for s in MATCH_SCENARIOS.values() if s.env_id)
+        raise ValueError(
+            f"a single-agent env needs a match of one learning agent, but {scenario} has "
+            f"{config.num_agents}; use {' or '.join(single)}, or sf_envs.make_match for more"
+        )
+    return config
+
+
+class SingleAgentMatchEnv(gym.Env):
+    """A match of one learning agent against scripted bots, as a ``gymnasium.Env``.
+
+    Made with ``gym.make("sf/DoomDuelBots-v0", bot_skill=2, timelimit=1.0)``. Keyword arguments
+    are those of :func:`~sf_envs.make_match` (``num_bots``, ``bot_skill``, ``map``,
+    ``timelimit``, ``rewards``, ``timeout``) plus the :class:`~sf_envs.options.DoomOptions`
+    fields, and observations follow them exactly as for :class:`~sf_envs.env.DoomEnv`. The agent
+    respawns after a death, so episodes never terminate: the time limit returns
+    ``truncated=True, terminated=False``. ``info`` holds the agent's counters since the match
+    start every step (``frags``, ``deaths``, ``hits``, ``damage_dealt``, ``damage_taken``,
+    ``placement``, ``objective``); the last step adds ``win``, ``match`` (every player's frags,
+    the winner) and ``episode = {"r": return, "l": length}``.
+
+    Example:
+        >>> import gymnasium as gym, sf_envs
+        >>> env = gym.make("sf/DoomDuelBots-v0", timelimit=0.1, obs_size=(64, 48))
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, info["frags"]
+        ((3, 48, 64), 0.0)
+        >>> env.close()
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 35}
+
+    def __init__(
+        self,
+        scenario: str,
+        render_mode: str | None = None,
+        workdir: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.config = _single_agent_config(scenario, kwargs)
+        self.env_id = MatchUnitFactory(self.config).env_id
+        self._match: MatchEnv | None = MatchEnv(self.config, render_mode, workdir)
+        self.render_mode = render_mode
+        self.observation_space = self._match.observation_space(_AGENT)
+        self.action_space = self._match.action_space(_AGENT)
+        self._return = 0.0
+        self._length = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        match = self._live_match()
+        # Drawn from np_random, so unseeded resets after a seeded one stay reproducible.
+        obs, infos = match.reset(seed=int(self.np_random.integers(2**31)))
+        self._return = 0.0
+        self._length = 0
+        return obs[_AGENT], infos[_AGENT]
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        match = self._live_match()
+        if not match.agents:
+            raise RuntimeError(
+                "step() called before reset() or after the match ended; call reset()"
+            )
+        obs, rewards, terminated, truncated, infos = match.step({_AGENT: action})
+        reward = rewards[_AGENT]
+        self._return += reward
+        self._length += 1
+        info = infos[_AGENT]
+        if truncated[_AGENT] or terminated[_AGENT]:
+            info["episode"] = {"r": self._return, "l": self._length}
+        return obs[_AGENT], reward, terminated[_AGENT], truncated[_AGENT], info
+
+    def render(self) -> Any:
+        return self._live_match().render()
+
+    def close(self) -> None:
+        if self._match is not None:
+            self._match.close()
+            self._match = None
+        super().close()
+
+    def _live_match(self) -> MatchEnv:
+        if self._match is None:
+            raise ClosedEnvError(f"{self.env_id} is closed; create a new env with gym.make()")
+        return self._match
+
+
+def make_match_vec(
+    scenario: str, num_envs: int = 1, batch_size: int | None = None, **kwargs: Any
+) -> DoomVectorEnv | DoomAsyncVectorEnv:
+    """The ``vector_entry_point`` of the single-agent match ids: one match unit per env.
+
+    Args:
+        scenario: Match scenario name (filled in by the registered id).
+        num_envs: Number of envs, i.e. of matches.
+        batch_size: Ask for the async send/recv face returning this many envs per ``recv``.
+        **kwargs: The vector engine's (``num_workers``, ``autoreset_mode``, ``copy``,
+            ``step_timeout_s``, ``start_timeout_s``, ``max_restarts``); all others configure the
+            matches as for :class:`SingleAgentMatchEnv`.
+    """
+    engine = {k: v for k, v in kwargs.items() if k in _ENGINE_KWARGS}
+    match = {k: v for k, v in kwargs.items() if k not in _ENGINE_KWARGS}
+    factory = MatchUnitFactory(_single_agent_config(scenario, match))
+    return make_vec(scenario, num_envs, batch_size, factory=factory, **engine)

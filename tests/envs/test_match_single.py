@@ -1,0 +1,101 @@
+"""Single-agent gymnasium ids over 1-agent matches: sf/DoomDuelBots-v0, sf/DoomDeathmatchBots-v0."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_reset_return_type
+from gymnasium.utils.passive_env_checker import (
+    check_action_space,
+    check_observation_space,
+    env_reset_passive_checker,
+    env_step_passive_checker,
+)
+
+import sf_envs
+from sf_envs import ClosedEnvError, SingleAgentMatchEnv
+from sf_envs.vector import DoomAsyncVectorEnv
+
+SMALL = {"timelimit": 0.1, "obs_size": (64, 48)}
+IDS = ["sf/DoomDuelBots-v0", "sf/DoomDeathmatchBots-v0"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_env_checker_checks_pass(env_id: str) -> None:
+    # Not check_env itself: its reset-seed determinism check fails because ViZDoom picks
+    # deathmatch spawn spots with a generator that set_seed does not reach (measured: the same
+    # seed gives different first frames). Every other check of check_env is run here.
+    env = gym.make(env_id, num_bots=1, **SMALL)
+    try:
+        raw = env.unwrapped
+        assert isinstance(raw, SingleAgentMatchEnv) and env_id in sf_envs.match_env_ids()
+        check_observation_space(raw.observation_space)
+        check_action_space(raw.action_space)
+        check_reset_return_type(raw)
+        env_reset_passive_checker(raw, seed=0)
+        env_step_passive_checker(raw, raw.action_space.sample())
+    finally:
+        env.close()
+
+
+def test_time_limit_truncates_with_the_match_result_and_episode_stats() -> None:
+    env = gym.make("sf/DoomDuelBots-v0", measurements=True, **SMALL)
+    try:
+        obs, info = env.reset(seed=0)
+        assert obs["screen"].shape == (3, 48, 64) and obs["screen"].dtype == np.uint8
+        assert env.observation_space.contains(obs)
+        stats = {"frags", "deaths", "hits", "damage_dealt", "damage_taken", "placement"}
+        assert stats | {"objective"} <= set(info)
+        total, steps, terminated, truncated = 0.0, 0, False, False
+        while not (terminated or truncated):
+            obs, reward, terminated, truncated, info = env.step(3)  # fire in place
+            total += reward
+            steps += 1
+            assert stats <= set(info)
+        assert truncated and not terminated
+        assert steps == 52  # 0.1 min = 210 tics: 2 settle tics, then ceil(208 / 4) steps
+        assert info["episode"] == {"r": total, "l": steps}
+        result = info["match"]
+        assert set(result["frags"]) == {"player_0", "bot1_L2"}
+        assert info["win"] == float(result["winner"] == "player_0")
+        with pytest.raises(RuntimeError, match="call reset"):
+            env.step(0)
+    finally:
+        env.close()
+    with pytest.raises(ClosedEnvError, match="closed"):
+        env.unwrapped.reset()
+    env.close()  # idempotent
+
+
+def test_make_vec_gives_the_async_face_with_one_match_per_env() -> None:
+    pool = gym.make_vec("sf/DoomDuelBots-v0", num_envs=4, batch_size=2, num_workers=2, **SMALL)
+    try:
+        assert isinstance(pool, DoomAsyncVectorEnv)
+        assert pool.single_action_space == gym.spaces.Discrete(6)
+        assert pool.variable_names[0] == "frags"
+        pool.async_reset(seed=0)
+        for _ in range(6):
+            obs, _, terminated, _, info = pool.recv()
+            assert obs.shape == (2, 3, 48, 64) and not terminated.any()
+            ids = info["env_id"].tolist()
+            assert len(set(ids)) == 2 and set(ids) <= {0, 1, 2, 3}
+            pool.send(np.zeros(2, np.int64), info["env_id"])
+    finally:
+        pool.close()
+
+
+def test_bad_settings_raise_naming_the_fix() -> None:
+    with pytest.raises(ValueError, match=r"unknown options \['bogus'\]"):
+        gym.make("sf/DoomDuelBots-v0", bogus=1)
+    with pytest.raises(ValueError, match=r"num_bots in \[1, 1\]"):
+        gym.make("sf/DoomDuelBots-v0", num_bots=3)
+    with pytest.raises(ValueError, match=r"one learning agent.*deathmatch_bots or duel_bots"):
+        SingleAgentMatchEnv("duel")
+    with pytest.raises(ValueError, match="action 9"):
+        env = gym.make("sf/DoomDuelBots-v0", **SMALL)
+        try:
+            env.reset(seed=0)
+            env.unwrapped.step(9)
+        finally:
+            env.close()
