@@ -143,6 +143,10 @@ class MatchCore:
             self.players.append(MatchPlayer(config, i, folder, args))
         self._lockstep = LockStep(config.num_agents, config.timeout)
         lease = self._port
+        # Every engine creates ``_vizdoom/`` in the process's working directory on init; engines
+        # started together in a fresh directory (a new vector worker) race for it, and the loser
+        # fails fatally ("Failed to create ./_vizdoom/ directory: File exists") and segfaults.
+        os.makedirs("_vizdoom", exist_ok=True)
 
         def init(i: int) -> None:
             if i == 0 and lease is not None:

@@ -42,6 +42,9 @@ __all__ = ["Engine", "EngineState", "VectorEnvError"]
 
 log = logging.getLogger(__name__)
 
+# First pause before respawning a failed worker; doubles with each failure in the window.
+_RESTART_BACKOFF_S = 0.25
+
 
 class VectorEnvError(RuntimeError):
     """A worker failed more often in a row than restarting can fix."""
@@ -359,6 +362,10 @@ class Engine:
             reason.strip().splitlines()[-1] if reason.strip() else reason,
         )
         worker.last_error = ""
+        # Back off before respawning: a crash that repeats at once (an engine that cannot init
+        # while a port or a previous engine's resources are still being released) gets time to
+        # clear instead of using up every restart within a second.
+        time.sleep(min(_RESTART_BACKOFF_S * 2 ** (len(worker.failures) - 1), 2.0))
         self._spawn(worker, restarted=True)
 
     @staticmethod
