@@ -36,24 +36,26 @@ def _single_agent_matches() -> list[MatchScenario]:
 
 def register_envs() -> None:
     """Registers one gymnasium id per scenario; safe to call more than once."""
-    for scenario in SCENARIOS.values():
-        if scenario.env_id in gym.registry:
-            continue
-        gym.register(
-            id=scenario.env_id,
-            entry_point="sf_envs.env:DoomEnv",
-            vector_entry_point="sf_envs.vector.make:make_vec",
-            kwargs={"scenario": scenario.name},
+    entries = [
+        (s.env_id, s.name, "sf_envs.env:DoomEnv", "sf_envs.vector.make:make_vec")
+        for s in SCENARIOS.values()
+    ] + [
+        (
+            m.env_id,
+            m.name,
+            "sf_envs.match_single:SingleAgentMatchEnv",
+            "sf_envs.match_single:make_match_vec",
         )
-    for match in _single_agent_matches():
-        if match.env_id in gym.registry:
-            continue
-        gym.register(
-            id=match.env_id,
-            entry_point="sf_envs.match_single:SingleAgentMatchEnv",
-            vector_entry_point="sf_envs.match_single:make_match_vec",
-            kwargs={"scenario": match.name},
-        )
+        for m in _single_agent_matches()
+    ]
+    for env_id, name, entry_point, vector_entry_point in entries:
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id,
+                entry_point=entry_point,
+                vector_entry_point=vector_entry_point,
+                kwargs={"scenario": name},
+            )
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:
