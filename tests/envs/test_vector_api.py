@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -212,3 +214,43 @@ def test_use_after_close_is_a_clear_error():
 def test_async_face_names_its_game_variable_columns(pool):
     names = pool.variable_names
     assert names[:2] == ("health", "armor") and "killcount" in names
+
+
+def _children(pid: int) -> list[int]:
+    """Child processes of ``pid``, whichever of its threads started them."""
+    children = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            children += [int(c) for c in f.read().split()]
+    return children
+
+
+def test_pinned_workers_and_their_engines_stay_on_one_cpu():
+    cpus = sorted(os.sched_getaffinity(0))
+    with DoomVectorEnv("basic", num_envs=2, num_workers=2, pin_workers=True, **FAST) as env:
+        env.reset(seed=0)
+        for i, pid in enumerate(env.worker_pids):
+            engines = _children(pid)
+            assert engines, "every worker runs a ViZDoom engine process"
+            for proc in (pid, *engines):
+                assert os.sched_getaffinity(proc) == {cpus[i % len(cpus)]}
+
+
+def test_workers_are_not_pinned_when_they_do_not_deal_evenly_to_the_cpus():
+    cpus = os.sched_getaffinity(0)
+    workers = len(cpus) + 1
+    with DoomVectorEnv("basic", num_envs=workers, num_workers=workers, **FAST) as env:
+        for pid in env.worker_pids:
+            assert os.sched_getaffinity(pid) == cpus
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"step_timeout_s": 0}, "step_timeout_s"),
+        ({"max_restarts": -1}, "max_restarts"),
+    ],
+)
+def test_bad_engine_settings_are_named(kwargs, needle):
+    with pytest.raises(ValueError, match=needle):
+        DoomVectorEnv("basic", num_envs=2, num_workers=2, **kwargs, **FAST)

@@ -12,7 +12,7 @@ restarts, timeouts), ``base`` (shared face code), ``gym_vector``/``async_env`` (
 from __future__ import annotations
 
 from sf_envs.vector.async_env import DoomAsyncVectorEnv
-from sf_envs.vector.engine import Engine, VectorEnvError
+from sf_envs.vector.engine import Engine, EngineSettings, VectorEnvError
 from sf_envs.vector.gym_vector import DoomVectorEnv
 from sf_envs.vector.make import make_vec
 from sf_envs.vector.units import DoomUnit, DoomUnitFactory, RowBlock, Unit, UnitFactory
@@ -23,6 +23,7 @@ __all__ = [
     "DoomUnitFactory",
     "DoomVectorEnv",
     "Engine",
+    "EngineSettings",
     "RowBlock",
     "Unit",
     "UnitFactory",

@@ -28,6 +28,7 @@ from gymnasium.vector.utils import batch_space
 
 from sf_envs.vector import protocol
 from sf_envs.vector.base import BatchView, EngineClient, default_workers
+from sf_envs.vector.engine import EngineSettings
 from sf_envs.vector.units import UnitFactory
 
 __all__ = ["DoomAsyncVectorEnv"]
@@ -48,7 +49,7 @@ class DoomAsyncVectorEnv:
             ``num_envs`` and be a multiple of ``num_workers`` (each worker steps its share of a
             batch as one group, so a batch is one command per worker).
         num_workers: Worker processes; one per core by default.
-        factory, step_timeout_s, start_timeout_s, max_restarts, **options: As for
+        factory, step_timeout_s, start_timeout_s, max_restarts, pin_workers, **options: As for
             :class:`~sf_envs.vector.gym_vector.DoomVectorEnv`.
 
     Example:
@@ -73,6 +74,7 @@ class DoomAsyncVectorEnv:
         step_timeout_s: float = 60.0,
         start_timeout_s: float = 120.0,
         max_restarts: int = 3,
+        pin_workers: bool | None = None,
         **options: Any,
     ) -> None:
         batch_size = num_envs if batch_size is None else batch_size
@@ -93,9 +95,7 @@ class DoomAsyncVectorEnv:
             batch_size // (workers * rpu),
             True,
             factory,
-            step_timeout_s,
-            start_timeout_s,
-            max_restarts,
+            EngineSettings(step_timeout_s, start_timeout_s, max_restarts, pin_workers=pin_workers),
             options,
         )
         self.num_envs = num_envs

@@ -18,7 +18,7 @@ from sf_envs.env import observation_space
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import get_scenario
 from sf_envs.vector.buffers import BufferLayout, FieldSpec
-from sf_envs.vector.engine import Engine, EngineState
+from sf_envs.vector.engine import Engine, EngineSettings, EngineState
 from sf_envs.vector.units import DoomUnitFactory, UnitFactory
 
 __all__ = ["BatchView", "EngineClient", "default_workers"]
@@ -142,9 +142,7 @@ class EngineClient:
         units_per_group: int | None,
         same_step: bool,
         factory: UnitFactory | None,
-        step_timeout_s: float,
-        start_timeout_s: float,
-        max_restarts: int,
+        settings: EngineSettings,
         options: dict[str, Any],
     ) -> None:
         if not isinstance(num_envs, int) or num_envs < 1:
@@ -171,9 +169,7 @@ class EngineClient:
             layout=_layout(num_envs, self.options, n_meas, len(self.variable_names), same_step),
             same_step=same_step,
             name=self.env_id,
-            step_timeout_s=step_timeout_s,
-            start_timeout_s=start_timeout_s,
-            max_restarts=max_restarts,
+            settings=settings,
         )
         self.shared = self.engine.buffers.arrays
         self._rng = np.random.default_rng()

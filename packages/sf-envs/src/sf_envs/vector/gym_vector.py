@@ -10,6 +10,7 @@ from gymnasium.vector.utils import batch_space
 
 from sf_envs.vector import protocol
 from sf_envs.vector.base import BatchView, EngineClient
+from sf_envs.vector.engine import EngineSettings
 from sf_envs.vector.units import UnitFactory
 
 __all__ = ["DoomVectorEnv"]
@@ -34,6 +35,8 @@ class DoomVectorEnv(VectorEnv):
         step_timeout_s: A worker silent this long is declared hung, killed and restarted.
         start_timeout_s: Limit for a worker to start its engines.
         max_restarts: Failures per worker tolerated within 5 minutes before raising.
+        pin_workers: Pin each worker and its engines to one CPU; None pins when the workers
+            deal evenly to the CPUs (see :class:`~sf_envs.vector.engine.EngineSettings`).
         **options: :class:`~sf_envs.options.DoomOptions` fields (``frame_skip``, ``obs_size``...).
 
     ``info`` holds every game variable (lower-case names, float64) each step, with ``_name``
@@ -63,6 +66,7 @@ class DoomVectorEnv(VectorEnv):
         step_timeout_s: float = 60.0,
         start_timeout_s: float = 120.0,
         max_restarts: int = 3,
+        pin_workers: bool | None = None,
         **options: Any,
     ) -> None:
         mode = AutoresetMode(autoreset_mode)
@@ -75,9 +79,7 @@ class DoomVectorEnv(VectorEnv):
             None,
             mode is AutoresetMode.SAME_STEP,
             factory,
-            step_timeout_s,
-            start_timeout_s,
-            max_restarts,
+            EngineSettings(step_timeout_s, start_timeout_s, max_restarts, pin_workers=pin_workers),
             options,
         )
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}

@@ -56,6 +56,7 @@ class WorkerConfig:
         restarted: This worker replaces a failed one: its units start "lost" and report a
             truncation with ``restarted`` set on their next step.
         workdir: Private folder for the engines' files (the worker also chdirs into it).
+        cpu: The CPU the worker pins itself (and so the engines it starts) to; None: not pinned.
     """
 
     worker_index: int
@@ -66,6 +67,7 @@ class WorkerConfig:
     same_step: bool
     restarted: bool
     workdir: str
+    cpu: int | None = None
 
 
 def encode(opcode: bytes, groups: list[int] | tuple[int, ...]) -> bytes:

@@ -161,6 +161,9 @@ def serve(sock: socket.socket) -> None:
     sys.path[:] = pickle.loads(_recv(sock, parent))
     config: protocol.WorkerConfig = pickle.loads(_recv(sock, parent))
     os.chdir(config.workdir)
+    if config.cpu is not None:
+        # Before any engine starts: ViZDoom's engine processes inherit the affinity.
+        os.sched_setaffinity(0, {config.cpu})
     buffers = SharedBuffers(config.layout, name=config.shm_name)
     worker = None
     try:
