@@ -23,7 +23,14 @@ import cv2
 import numpy as np
 import pytest
 
-from sf_envs.preprocess import INTERPOLATIONS, FrameStack, Resizer, _kernel, rgb_to_gray
+from sf_envs.preprocess import (
+    INTERPOLATIONS,
+    FrameStack,
+    Resizer,
+    _kernel,
+    rgb_to_gray,
+    rgb_to_gray_unchecked,
+)
 
 CV2_FLAGS = {"bilinear": cv2.INTER_LINEAR, "area": cv2.INTER_AREA}
 TOLERANCE = {"bilinear": 1, "area": 1}
@@ -170,6 +177,9 @@ def test_rgb_to_gray_matches_cv2(hw):
     out2 = np.empty(hw, dtype=np.uint8)
     assert rgb_to_gray(src, out2) is out2
     np.testing.assert_array_equal(out2, out3[0])
+    unchecked = np.empty((1, *hw), dtype=np.uint8)
+    rgb_to_gray_unchecked(src, unchecked)  # the env's step path
+    np.testing.assert_array_equal(unchecked, out3)
 
 
 def test_rgb_to_gray_is_bt601():

@@ -15,7 +15,7 @@ import numpy as np
 import vizdoom
 
 from sf_envs.options import DoomOptions
-from sf_envs.preprocess import FrameStack, Resizer, rgb_to_gray
+from sf_envs.preprocess import FrameStack, Resizer, rgb_to_gray, rgb_to_gray_unchecked
 from sf_envs.scenarios import COMMON_GAME_VARIABLES, Scenario, get_scenario
 
 __all__ = ["DoomCore", "FramePipeline", "create_game"]
@@ -64,10 +64,12 @@ class FramePipeline:
         resized = self._rgb if self._rgb is not None else frame
         if first:  # validates the caller's buffers once per episode; steps skip the checks
             self._resize(screen, resized)
+            if self._rgb is not None:
+                rgb_to_gray(self._rgb, frame)
         else:
             self._resize.resize_unchecked(screen, resized)
-        if self._rgb is not None:
-            rgb_to_gray(self._rgb, frame)
+            if self._rgb is not None:
+                rgb_to_gray_unchecked(self._rgb, frame)
         if self._stack is not None:
             (self._stack.reset if first else self._stack.push)(frame, obs_out)
 

@@ -42,7 +42,7 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["INTERPOLATIONS", "FrameStack", "Resizer", "rgb_to_gray"]
+__all__ = ["INTERPOLATIONS", "FrameStack", "Resizer", "rgb_to_gray", "rgb_to_gray_unchecked"]
 
 logger = logging.getLogger(__name__)
 
@@ -454,6 +454,15 @@ def rgb_to_gray(src: np.ndarray, out: np.ndarray) -> np.ndarray:
         out2d = out
     _rgb_to_gray(src, out2d)
     return out
+
+
+def rgb_to_gray_unchecked(src: np.ndarray, out: np.ndarray) -> None:
+    """Like :func:`rgb_to_gray` for an ``out`` of shape ``(1, H, W)``, minus validation.
+
+    For hot loops whose buffers were validated once with :func:`rgb_to_gray` and never change,
+    such as :class:`~sf_envs.game.FramePipeline` (the trainer's default observations are gray).
+    """
+    _rgb_to_gray(src, out[0])
 
 
 class FrameStack:
