@@ -2,7 +2,8 @@
 
 Same scenario (basic), render 160x120, frame skip 4, random actions everywhere:
 
-  (a) sf engine: gymnasium face (``DoomVectorEnv``) and async face (``batch_size = num_envs/2``)
+  (a) sf engine: gymnasium face (``DoomVectorEnv``) and async face (``batch_size = num_envs/2``),
+      the async face also with its workers left unpinned (``pin_workers=False``) for the ratio
   (b) ``gymnasium.vector.AsyncVectorEnv`` over our single ``DoomEnv`` s
   (c) ``gymnasium.vector.AsyncVectorEnv`` over ViZDoom's own gymnasium wrapper (VizdoomBasic-v1)
   (d) the raw limit: one bare ``vizdoom.DoomGame`` per worker in parallel processes, summed
@@ -50,10 +51,10 @@ def bench_sf_sync(n: int, workers: int, seconds: float) -> float:
         return _timed(lambda: (env.step(rng.integers(0, 4, n)), n)[1], seconds)
 
 
-def bench_sf_async(n: int, workers: int, seconds: float) -> float:
+def bench_sf_async(n: int, workers: int, seconds: float, pin: bool | None = None) -> float:
     batch = n // 2
     pool = sf_envs.DoomAsyncVectorEnv(
-        "basic", num_envs=n, batch_size=batch, num_workers=workers, **OPTIONS
+        "basic", num_envs=n, batch_size=batch, num_workers=workers, pin_workers=pin, **OPTIONS
     )
     try:
         pool.async_reset(seed=0)
@@ -150,6 +151,7 @@ def main() -> None:
     runs = {
         "(a) sf sync face (DoomVectorEnv)": lambda: bench_sf_sync(n, w, s),
         "(a) sf async face (batch n/2)": lambda: bench_sf_async(n, w, s),
+        "(a) sf async face, workers not pinned": lambda: bench_sf_async(n, w, s, pin=False),
         "(b) gym AsyncVectorEnv over sf DoomEnv": lambda: _bench_gym_async(_make_sf, n, s),
         "(c) gym AsyncVectorEnv over ViZDoom wrapper": lambda: _bench_gym_async(
             _make_vizdoom, n, s
@@ -168,7 +170,7 @@ def main() -> None:
                 console.print(f"round {r + 1} {name}: {samples[name][-1]:,.0f} frames/s")
     results = {name: float(np.median(v)) for name, v in samples.items()}
     names = list(results)
-    a_sync, a_async, b, c, d, e = (np.array(samples[k]) for k in names)
+    a_sync, a_async, a_unpinned, b, c, d, e = (np.array(samples[k]) for k in names)
     best = np.maximum(a_sync, a_async)
     table = Table(
         title=f"basic, 160x120 -> 128x72, frame skip {FRAME_SKIP}, {n} envs, {w} workers, "
@@ -186,6 +188,7 @@ def main() -> None:
         ("(a) async / (d)", a_async / d),
         ("(e) / (d): the cost of many engines per core alone", e / d),
         ("(a) async / (e)", a_async / e),
+        ("(a) async pinned / not pinned", a_async / a_unpinned),
     ):
         table.add_row(f"{label} (median of rounds)", f"{np.median(value):.2f}x")
     console.print(table)
