@@ -40,6 +40,20 @@ class _Broken(DoomUnit):
         raise RuntimeError("boom: this unit always fails")
 
 
+class _DiesTalking(DoomUnit):
+    """Prints to its stdout, as a dying engine does, then exits the worker."""
+
+    def step(self, actions, out):
+        os.write(1, b"engine console: fatal error in the map\n")
+        os._exit(3)
+
+
+@dataclass(frozen=True)
+class DiesTalkingFactory(DoomUnitFactory):
+    def __call__(self, unit_index, workdir):
+        return _DiesTalking(super().__call__(unit_index, workdir).core)
+
+
 @dataclass(frozen=True)
 class HangOnceFactory(DoomUnitFactory):
     marker: str = ""
@@ -118,6 +132,19 @@ def test_repeated_failure_raises_with_the_workers_traceback():
         for _ in range(5):
             env.step(np.zeros(1, np.int64))
     env.close()  # already closed by the error: still fine
+
+
+def test_worker_output_goes_to_its_log_and_into_the_error(capfd):
+    """Engines print their console to the worker's stdout: kept off the caller's terminal, and
+    quoted when the worker fails."""
+    factory = DiesTalkingFactory("basic", _options())
+    env = DoomVectorEnv("basic", num_envs=1, num_workers=1, factory=factory, max_restarts=0, **FAST)
+    env.reset(seed=0)
+    with pytest.raises(
+        VectorEnvError, match=r"(?s)exited with status 3.*engine console: fatal error in the map"
+    ):
+        env.step(np.zeros(1, np.int64))
+    assert "engine console" not in capfd.readouterr().out
 
 
 def test_exception_in_with_block_cleans_up():

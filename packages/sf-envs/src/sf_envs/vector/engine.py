@@ -151,6 +151,17 @@ def _stop(worker: _Worker, grace_s: float) -> None:
         log.error("worker process %d did not die after SIGKILL", proc.pid)
 
 
+def _log_tail(path: str, lines: int = 20, max_bytes: int = 8192) -> str:
+    """The last ``lines`` lines of a worker's log ("" when it has none)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - max_bytes))
+            text = f.read().decode(errors="replace")
+    except FileNotFoundError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
 class Engine:
     """Worker processes stepping groups of units that write into one shared-memory segment.
 
@@ -273,8 +284,11 @@ class Engine:
 
     # -- internals --------------------------------------------------------------------------
 
+    def _workdir(self, worker: _Worker) -> str:
+        return os.path.join(self._res.tmpdir, f"worker{worker.index}")
+
     def _spawn(self, worker: _Worker, restarted: bool) -> None:
-        workdir = os.path.join(self._res.tmpdir, f"worker{worker.index}")
+        workdir = self._workdir(worker)
         shutil.rmtree(workdir, ignore_errors=True)
         os.makedirs(workdir)
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -376,6 +390,10 @@ class Engine:
             self._selector.unregister(worker.sock)
         # A worker that reported an error is exiting on its own: let it close its engines.
         _stop(worker, grace_s=1.0 if worker.last_error else 0.0)
+        summary = reason.strip().splitlines()[-1] if reason.strip() else reason
+        output = _log_tail(os.path.join(self._workdir(worker), protocol.WORKER_LOG))
+        if output:
+            reason = f"{reason.rstrip()}\nlast output of the worker and its engines:\n{output}"
         now = time.monotonic()
         worker.failures.append(now)
         while worker.failures[0] < now - self.settings.restart_window_s:
@@ -394,7 +412,7 @@ class Engine:
             self.name,
             len(worker.failures),
             self.settings.max_restarts,
-            reason.strip().splitlines()[-1] if reason.strip() else reason,
+            summary,
         )
         worker.last_error = ""
         # Back off before respawning: a crash that repeats at once (an engine that cannot init

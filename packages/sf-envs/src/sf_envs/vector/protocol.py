@@ -24,6 +24,7 @@ __all__ = [
     "READY",
     "RESET",
     "STEP",
+    "WORKER_LOG",
     "WorkerConfig",
     "decode_groups",
     "encode",
@@ -40,6 +41,10 @@ ERROR = b"E"
 
 #: Largest message; an error carries a traceback, everything else is a few bytes.
 MAX_MESSAGE = 1 << 16
+
+#: The worker's stdout and stderr, in its workdir: ViZDoom's engines inherit them and print their
+#: console there (network sync, map loads, fatal errors) instead of on the caller's terminal.
+WORKER_LOG = "worker.log"
 
 
 @dataclass(frozen=True)
