@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sf_envs.match.botgame import play_bot_game
 from sf_envs.match.bots import BOT_LADDERS, BotLevel, BotSpec, bot_ladder
 from sf_envs.match.core import MatchCore
 from sf_envs.match.env import MatchEnv, make_match
@@ -34,4 +35,5 @@ __all__ = [
     "get_match_scenario",
     "make_match",
     "match_scenario_names",
+    "play_bot_game",
 ]

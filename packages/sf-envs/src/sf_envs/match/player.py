@@ -65,6 +65,8 @@ def game_args(
         f"+sv_respawnprotect 1 +sv_spawnfarthest 1 +sv_nocrouch 1 +viz_respawn_delay 1 {connect}"
     )
     bots = f" +viz_bots_path {bots_path}" if bots_path else ""
+    if config.scenario.spectator_host:
+        bots += " +viz_spectator 1"
     return f"{network} {rules}{bots} {config.map.game_args} {name}".replace("  ", " ")
 
 

@@ -41,6 +41,9 @@ class MatchScenario:
         description: One line for listings.
         env_id: The gymnasium id of its single-agent form (``sf_envs.match_single``), for
             scenarios of exactly one learning agent; None for the others.
+        spectator_host: Whether the host (``player_0``) joins as a spectator (``+viz_spectator
+            1``: invisible, noclip, unshootable), so that only the bots play. Bot-only games
+            (:func:`~sf_envs.match.botgame.play_bot_game`) use it; it is not for learning agents.
 
     The controls come with the map (:attr:`MatchConfig.actions`), since what an agent may safely
     do depends on the map.
@@ -55,6 +58,7 @@ class MatchScenario:
     timelimit: float
     description: str
     env_id: str | None = None
+    spectator_host: bool = False
 
     def __post_init__(self) -> None:
         get_map(self.map)
