@@ -4,19 +4,24 @@ Why whole games in worker processes rather than the vector engine: a tournament'
 heterogeneous (each seat may be a different checkpoint, a baseline or nobody when bots fill
 in), games are short, and only a result needs to come back. A worker that owns a whole game
 loads its players' policies once, steps the PettingZoo match with no inter-process traffic per
-step, and returns a :class:`~sf_league.store.GameRecord`. A fatal engine error (ViZDoom
+step, and returns a :class:`~sf_league.store.GameRecord`; it keeps the match open for its next
+game of the same setup (:class:`MatchCache`), since starting one can cost more than a short
+game. A fatal engine error (ViZDoom
 segfaults Python in some ``init()`` failures) kills only that worker; the tournament restarts
 the pool and retries the game.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import multiprocessing.util
 import os
 import signal
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +30,7 @@ import numpy as np
 
 from sf_league.store import GameRecord, Seat
 
-__all__ = ["AgentSeat", "GameJob", "play_game", "worker_init"]
+__all__ = ["AgentSeat", "GameJob", "MatchCache", "play_game", "play_in_runner", "worker_init"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +52,9 @@ class GameJob:
     Attributes:
         key: The game's unique key in the league (a rerun skips stored keys).
         scenario: The sf-envs match scenario to create.
-        match_kwargs: Keyword arguments of ``make_match`` (map, bots, time limit, options).
-        agents: The agent seats, ``player_0`` first.
+        match_kwargs: Keyword arguments of ``make_match`` (map, bots, time limit, options),
+            or of ``play_bot_game`` (map, bot_levels, timelimit) for a bot-only game.
+        agents: The agent seats, ``player_0`` first; none for a bot-only game.
         bots: League names of the bots, in the match's bot order.
         seed: Seed of the match and of the players' action sampling.
         settings: What is stored with the game (JSON-ready).
@@ -84,9 +90,15 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
+_TORCH_THREADS = [1]  # torch threads per runner, set when a checkpoint first plays
+
+
 def worker_init(torch_threads: int = 1) -> None:
     """Prepares a runner process: its own working folder (ViZDoom writes ``_vizdoom/`` into
-    the cwd), one torch thread (the runners already fill the cores), a parent watchdog."""
+    the cwd), one torch thread (the runners already fill the cores), a parent watchdog.
+
+    torch is imported only when a checkpoint plays (importing it costs a runner over a second,
+    which a tournament of bots and baselines would pay for nothing)."""
     os.chdir(tempfile.mkdtemp(prefix="sf_league_runner_"))
     # The engines print their network handshake, which would garble the progress bar; errors
     # reach the tournament as exceptions, not as text.
@@ -96,9 +108,9 @@ def worker_init(torch_threads: int = 1) -> None:
     os.close(devnull)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the tournament's to handle
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    import torch
-
-    torch.set_num_threads(torch_threads)
+    # Runners end through os._exit, which skips atexit; multiprocessing's finalizers still run.
+    multiprocessing.util.Finalize(None, _CACHE.close, exitpriority=10)
+    _TORCH_THREADS[0] = torch_threads
 
 
 _POLICIES: dict[str, Any] = {}  # checkpoint path -> network, loaded once per runner
@@ -116,6 +128,8 @@ class _Actor:
 
             from sf_train.evaluate import load_policy
 
+            if not _POLICIES:
+                torch.set_num_threads(_TORCH_THREADS[0])
             if seat.checkpoint not in _POLICIES:
                 _POLICIES[seat.checkpoint] = load_policy(
                     seat.run_dir,
@@ -144,16 +158,89 @@ class _Actor:
             return int(self.model.action_dist.sample(out.logits, self.generator)[0])
 
 
-def play_game(job: GameJob, workdir: str | None = None) -> GameRecord:
+def _play_bot_game(job: GameJob) -> GameRecord:
+    """A game of bots only; the engine's host spectates (no agent seat, no agent steps)."""
+    from sf_envs.match import play_bot_game
+
+    start = time.perf_counter()
+    kw = job.match_kwargs
+    result = play_bot_game(kw["map"], kw["bot_levels"], timelimit=kw["timelimit"], seed=job.seed)
+    seats = tuple(
+        Seat(name, float(result["frags"][bot["name"]]))
+        for name, bot in zip(job.bots, result["bots"], strict=True)
+    )
+    return GameRecord(
+        job.key, job.scenario, seats, job.settings, job.seed, 0, time.perf_counter() - start
+    )
+
+
+class MatchCache:
+    """Open matches of one runner, kept between games of the same setup (reset, not restarted).
+
+    Starting a match costs about 0.3 s (agent and bots) to over 1 s (two networked agents),
+    often more than a short game itself; the games of a pairing share one setup, and the seats
+    are only who acts, so a runner resets the match it already has. A match that raised is
+    closed and forgotten; at most ``size`` matches stay open (each holds its engines).
+    """
+
+    def __init__(self, size: int = 2) -> None:
+        self.size = size
+        self._open: OrderedDict[str, Any] = OrderedDict()
+
+    def get(self, job: GameJob, workdir: str | None) -> Any:
+        from sf_envs.match import make_match
+
+        key = json.dumps([job.scenario, job.match_kwargs], sort_keys=True)
+        env = self._open.pop(key, None)
+        if env is None:
+            env = make_match(job.scenario, workdir=workdir, **job.match_kwargs)
+        self._open[key] = env
+        while len(self._open) > self.size:
+            self._open.popitem(last=False)[1].close()
+        return env
+
+    def discard(self, env: Any) -> None:
+        """Closes ``env`` and forgets it (after it raised: its engines may be gone)."""
+        for key, value in list(self._open.items()):
+            if value is env:
+                del self._open[key]
+        try:
+            env.close()
+        except Exception:  # the caller is already handling the error that broke it
+            logger.warning("closing a broken match failed", exc_info=True)
+
+    def close(self) -> None:
+        """Closes every open match; idempotent."""
+        while self._open:
+            self._open.popitem()[1].close()
+
+
+def play_game(
+    job: GameJob, workdir: str | None = None, cache: MatchCache | None = None
+) -> GameRecord:
     """Plays ``job`` to the time limit and returns its record.
+
+    A job without agent seats is a bot-only game (:func:`sf_envs.match.play_bot_game`), played
+    in the current working directory.
+
+    Args:
+        job: The game.
+        workdir: Where the match's engines write their files; None: the current directory.
+        cache: Keep the match open in it for the next game of the same setup; None: a fresh
+            match, closed at the end.
 
     Raises:
         sf_envs.match.MatchError: If an engine crashes or hangs (the caller may retry).
     """
-    from sf_envs.match import make_match
-
+    if not job.agents:
+        return _play_bot_game(job)
     start = time.perf_counter()
-    env = make_match(job.scenario, workdir=workdir, **job.match_kwargs)
+    if cache is None:
+        from sf_envs.match import make_match
+
+        env = make_match(job.scenario, workdir=workdir, **job.match_kwargs)
+    else:
+        env = cache.get(job, workdir)
     try:
         obs, _ = env.reset(seed=job.seed)
         actors = {
@@ -167,8 +254,13 @@ def play_game(job: GameJob, workdir: str | None = None) -> GameRecord:
             steps += 1
             if all(truncated.values()):
                 break
+    except BaseException:
+        if cache is not None:
+            cache.discard(env)
+        raise
     finally:
-        env.close()
+        if cache is None:
+            env.close()
     result = next(iter(infos.values()))["match"]
     frags = result["frags"]
     seats = [
@@ -184,6 +276,10 @@ def play_game(job: GameJob, workdir: str | None = None) -> GameRecord:
     return GameRecord(job.key, job.scenario, tuple(seats), job.settings, job.seed, steps, duration)
 
 
+_CACHE = MatchCache()  # this runner's open matches
+
+
 def play_in_runner(job: GameJob) -> GameRecord:
-    """:func:`play_game` in a runner process, with engine folders under its private cwd."""
-    return play_game(job, workdir=str(Path.cwd()))
+    """:func:`play_game` in a runner process, with engine folders under its private cwd and
+    the match kept open for the runner's next game of the same setup."""
+    return play_game(job, workdir=str(Path.cwd()), cache=_CACHE)
