@@ -20,13 +20,39 @@ def sf_league(*args: str, check: bool = False) -> subprocess.CompletedProcess[st
     return proc
 
 
-def make_checkpoint(run_dir: Path, num_actions: int, obs_size: tuple[int, int] = (64, 36)) -> Path:
-    """A run folder with one randomly initialised checkpoint, built with sf-train's own API.
+def train_tiny(run_dir: Path, env: str = "sf/DoomDuelBots-v0", frames: int = 256) -> None:
+    """Trains a tiny network for a few hundred frames with the ``sf-train`` CLI (a real run
+    folder: config.json, checkpoints), in a child process as a user would."""
+    flags = {
+        "--env": env,
+        "--run-dir": str(run_dir),
+        "--frames": str(frames),
+        "--num-envs": "2",
+        "--batch-size": "1",
+        "--num-workers": "1",
+        "--obs-size": "32 24",
+        "--conv-channels": "4",
+        "--conv-kernels": "4",
+        "--conv-strides": "2",
+        "--fc-size": "16",
+        "--rollout": "8",
+        "--num-minibatches": "2",
+        "--torch-threads": "1",
+    }
+    args = [part for flag, value in flags.items() for part in (flag, *value.split())]
+    proc = subprocess.run(
+        [sys.executable, "-m", "sf_train.cli", "train", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"sf-train train failed:\n{proc.stdout}\n{proc.stderr}")
 
-    sf-train trains on single-player gym ids only (there is no 1-agent match id yet), so a
-    duel-shaped policy is built directly: the network for the match's spaces, saved as a
-    checkpoint of a run whose config records the observation settings.
-    """
+
+def make_checkpoint(run_dir: Path, num_actions: int, obs_size: tuple[int, int] = (64, 36)) -> Path:
+    """A run folder with one randomly initialised checkpoint, built with sf-train's own API:
+    a network for any action count (e.g. one that does not fit a match)."""
     import torch
     from gymnasium import spaces
 

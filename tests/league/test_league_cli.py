@@ -6,9 +6,19 @@ import json
 import sqlite3
 from pathlib import Path
 
-from league_support import make_checkpoint, sf_league
+from league_support import make_checkpoint, sf_league, train_tiny
+
+from sf_envs.match import bot_ladder
+from sf_league.cli import main
+from sf_league.players import parse_player
+from sf_league.store import GameRecord, LeagueStore, Seat
 
 GAME = ("--timelimit", "0.25", "--bootstrap", "200")
+LADDER = sorted(bot_ladder("multi_duel"))
+TOP = f"bot:{LADDER[-1]}"
+# Two bots that meet each other, whatever the number of levels the map's ladder has.
+LOW = f"low=bot:{LADDER[0]}"
+THREE_BOTS = ("a=bot:1", "b=bot:1", "c=bot:1")
 
 
 def ranks(out: str) -> dict[str, int]:
@@ -17,42 +27,40 @@ def ranks(out: str) -> dict[str, int]:
 
 def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> None:
     db = tmp_path / "league.sqlite"
-    players = ("--players", "bot:2", "noop", "random")
+    players = ("--players", TOP, "noop", "random", LOW)
     first = sf_league("evaluate", *players, "--games", "2", "--db", str(db), "--json", *GAME)
     assert first.returncode == 0, first.stderr
     data = json.loads(first.stdout)
-    assert data["tournament"]["planned"] == 6 and data["tournament"]["played"] == 6
-    assert data["games"] == 6
+    assert data["tournament"]["planned"] == 12 and data["tournament"]["played"] == 12
+    assert data["games"] == 12
     row = {r["player"]: r for r in data["ratings"]}
-    assert set(row) == {"bot:2", "noop", "random"}
-    assert row["noop"]["games"] == 4 and row["bot:2"]["wins"] + row["bot:2"]["draws"] <= 4
+    assert set(row) == {TOP, "noop", "random", "low"}
+    assert row["noop"]["games"] == 6 and row[TOP]["games"] == 6
+    assert sum(row[TOP][k] for k in ("wins", "draws", "losses")) == 6
+    # The bots met each other (a spectating host), in games of their own.
+    assert sum(data["cross"][TOP]["low"]) == 2
     for r in data["ratings"]:
         assert r["lower"] <= r["elo"] <= r["upper"]
+    with sqlite3.connect(db) as conn:
+        scenarios = dict(conn.execute("SELECT scenario, COUNT(*) FROM games GROUP BY scenario"))
+    assert scenarios == {"duel": 2, "duel_bots": 8, "bot_game": 2}
     # The same command again plays nothing; a larger --games appends only the difference.
     again = sf_league("evaluate", *players, "--games", "2", "--db", str(db), "--json", *GAME)
     assert json.loads(again.stdout)["tournament"]["played"] == 0
     more = sf_league(
-        "evaluate", "--players", "bot:2", "noop", "--games", "5", "--db", str(db), "--json", *GAME
+        "evaluate", "--players", TOP, "noop", "--games", "5", "--db", str(db), "--json", *GAME
     )
     tour = json.loads(more.stdout)["tournament"]
     assert (tour["already_stored"], tour["played"]) == (2, 3)
-    # noop never fires: measured on multi_duel it loses or draws every game against bot:2.
+    # noop never fires: measured on multi_duel it loses or draws every game against the bots.
     ratings = sf_league(
-        "ratings",
-        "--db",
-        str(db),
-        "--json",
-        "--anchor",
-        "bot:2",
-        "--anchor-value",
-        "1000",
-        check=True,
+        "ratings", "--db", str(db), "--json", "--anchor", TOP, "--anchor-value", "1000", check=True
     )
     result = json.loads(ratings.stdout)
-    assert result["games"] == 9
-    assert ranks(ratings.stdout)["noop"] > ranks(ratings.stdout)["bot:2"]
+    assert result["games"] == 15
+    assert ranks(ratings.stdout)["noop"] > ranks(ratings.stdout)[TOP]
     anchored = {r["player"]: r["elo"] for r in result["ratings"]}
-    assert anchored["bot:2"] == 1000.0
+    assert anchored[TOP] == 1000.0
     table = sf_league("ratings", "--db", str(db), check=True).stdout
     assert "W/D/L" in table and "Cross table" in table
     png = tmp_path / "ratings.png"
@@ -64,14 +72,51 @@ def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> No
         )  # every table and plot is a stored fit
 
 
-def test_tiny_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path) -> None:
-    make_checkpoint(tmp_path / "duelist", num_actions=6)
+def test_random_ranks_below_the_top_bot_in_free_for_all(tmp_path: Path) -> None:
+    """Where bots fight: cig_map02 free for all (the deathmatch_bots map).
+
+    Measured here: in one-on-one games the bots barely meet a random agent on the cig maps
+    (mostly 0-0 draws), and on multi_duel a random agent's rocket spam beats both levels
+    (22/3/15 W/D/L against the top one over 40 one-minute games). In a five-player free for
+    all on cig_map02 the bots frag each other and random (about 1.1 frags per bot-minute
+    against random's -0.03); resampling 30 such games, random ranked below the top bot in
+    all of 2000 leagues of 12 games.
+    """
+    top = f"bot:{max(bot_ladder('cig_map02'))}"
+    field = [top, *(f"{name}={top}" for name in ("b", "c", "d"))]
+    out = sf_league(
+        "evaluate",
+        "--scenario",
+        "deathmatch_bots",
+        "--players",
+        "random",
+        *field,
+        "--games",
+        "12",
+        "--timelimit",
+        "1",
+        "--bootstrap",
+        "100",
+        "--db",
+        str(tmp_path / "ffa.sqlite"),
+        "--json",
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["tournament"]["played"] == 12
+    assert ranks(out.stdout)["random"] > ranks(out.stdout)[top]
+
+
+def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path) -> None:
+    # Trained by sf-train on the single-agent duel (a few hundred frames, tiny network).
+    train_tiny(tmp_path / "duelist")
     db = tmp_path / "league.sqlite"
     out = sf_league(
         "evaluate",
         "--players",
-        str(tmp_path / "duelist"),
-        "bot:2",
+        f"duelist={tmp_path / 'duelist'}",
+        TOP,
+        "noop",
         "--games",
         "2",
         "--db",
@@ -80,18 +125,26 @@ def test_tiny_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path) -> None:
         *GAME,
     )
     assert out.returncode == 0, out.stderr
-    names = {r["player"] for r in json.loads(out.stdout)["ratings"]}
-    assert names == {"duelist/checkpoint_000000004096", "bot:2"}
+    data = json.loads(out.stdout)
+    row = {r["player"]: r for r in data["ratings"]}
+    assert set(row) == {"duelist", TOP, "noop"} and row["duelist"]["games"] == 4
+    with sqlite3.connect(db) as conn:
+        (settings,) = conn.execute(
+            "SELECT DISTINCT settings FROM games WHERE key LIKE 'duel_bots|%' AND key LIKE "
+            "'%duelist%'"
+        ).fetchone()
+    # The match took the checkpoint's own observation settings.
+    assert json.loads(settings)["obs_size"] == [32, 24]
     # A network for 4 actions (e.g. trained on basic) cannot play a 6-action duel.
     make_checkpoint(tmp_path / "basic", num_actions=4)
-    bad = sf_league("evaluate", "--players", str(tmp_path / "basic"), "bot:2", "--db", str(db))
+    bad = sf_league("evaluate", "--players", str(tmp_path / "basic"), TOP, "--db", str(db))
     assert bad.returncode == 2 and "does not fit this match" in bad.stderr
     # Trained on another observation size than the one asked for: refused too.
     other = sf_league(
         "evaluate",
         "--players",
         f"me={tmp_path / 'duelist'}",
-        "bot:2",
+        TOP,
         "--obs-size",
         "128x72",
         "--db",
@@ -99,29 +152,57 @@ def test_tiny_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path) -> None:
     )
     assert other.returncode == 2 and "does not fit" in other.stderr
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 2
+        assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
 
 
-def test_bad_input_is_refused_and_nothing_is_lost(tmp_path: Path) -> None:
+def test_bad_input_is_refused_and_nothing_is_lost(tmp_path: Path, capsys) -> None:
     db = tmp_path / "league.sqlite"
-    cases = {
-        ("--players", "random", "chuck-norris"): "unknown player",
-        ("--players", "random", "bot:5"): "bot levels 1, 2",
-        ("--players", "random"): "at least two players",
-        ("--players", "random", str(tmp_path / "nothing-here")): "unknown player",
-        ("--players", "bot:1", "bot:2"): "bot against bot",
-    }
-    for args, message in cases.items():
-        proc = sf_league("evaluate", *args, "--db", str(db))
-        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+    with LeagueStore(db) as store:  # a league with one game already stored
+        store.add_player(parse_player("random", "multi_duel").record())
+        store.add_player(parse_player(TOP, "multi_duel").record())
+        store.record_game(GameRecord("g0", "duel_bots", (Seat("random", 1, 2), Seat(TOP, 2))))
+    league = db.read_bytes()
+    broken_run = tmp_path / "broken_run"
+    make_checkpoint(broken_run, num_actions=6).write_bytes(b"not a checkpoint")
     empty_run = tmp_path / "empty_run"
     (empty_run / "checkpoints").mkdir(parents=True)
-    proc = sf_league("evaluate", "--players", "random", str(empty_run), "--db", str(db))
-    assert proc.returncode == 2 and "no checkpoint" in proc.stderr
+    cases = {
+        ("--players", "random", "chuck-norris"): "unknown player 'chuck-norris'",
+        ("--players", "random", f"bot:{LADDER[-1] + 1}"): f"use {TOP} for the strongest",
+        ("--players", "random"): "at least two players",
+        ("--players", "random", "random"): "named more than once",
+        ("--players", "random", str(tmp_path / "nothing-here")): "no such checkpoint file",
+        ("--players", "random", str(empty_run)): "no checkpoint",
+        ("--players", "random", str(broken_run)): "player broken_run/",
+        ("--players", "random", "noop", "--map", "e1m1"): "unknown map 'e1m1'",
+        ("--players", "random", "noop", "--games", "0"): "play at least 1 game",
+        ("--players", *THREE_BOTS, "--scenario", "deathmatch_bots", "--map", "multi_duel"): (
+            "at most 2 bots"
+        ),
+    }
+    for args, message in cases.items():
+        assert main(["evaluate", *args, "--db", str(db)]) == 2, args
+        err = capsys.readouterr().err
+        assert message in err, (args, err)
+    # Refused before the league file is even created.
+    fresh = tmp_path / "fresh.sqlite"
+    assert main(["evaluate", "--players", "random", "--db", str(fresh)]) == 2
+    assert not fresh.exists() and "at least two" in capsys.readouterr().err
+    assert main(["ratings", "--db", str(db), "--anchor", "nobody"]) == 2
+    assert "--anchor 'nobody' is not a player" in capsys.readouterr().err
+    assert db.read_bytes() == league  # nothing written, nothing lost
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER)")
     corrupt = tmp_path / "corrupt.sqlite"
     corrupt.write_bytes(b"not sqlite " * 500)
-    proc = sf_league("evaluate", "--players", "random", "bot:1", "--db", str(corrupt))
-    assert proc.returncode == 2 and "not a readable SQLite" in proc.stderr
-    assert corrupt.read_bytes() == b"not sqlite " * 500
-    proc = sf_league("ratings", "--db", str(tmp_path / "missing.sqlite"))
-    assert proc.returncode == 2 and "sf-league evaluate" in proc.stderr
+    for path, message in ((foreign, "another program"), (corrupt, "not a readable SQLite")):
+        before = path.read_bytes()
+        for command in (["evaluate", "--players", "random", "noop"], ["ratings"], ["plot"]):
+            extra = ["--out", str(tmp_path / "r.png")] if command == ["plot"] else []
+            assert main([*command, "--db", str(path), *extra]) == 2
+            assert message in capsys.readouterr().err
+        assert path.read_bytes() == before
+    assert main(["ratings", "--db", str(tmp_path / "missing.sqlite")]) == 2
+    assert "sf-league evaluate" in capsys.readouterr().err
+    assert not (tmp_path / "missing.sqlite").exists()

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -28,10 +29,12 @@ from sf_league.tournament import (
     FFA_SCENARIOS,
     FORMATS,
     TournamentConfig,
+    TournamentError,
+    plan_games,
     run_tournament,
 )
 
-__all__ = ["main"]
+__all__ = ["main", "print_standings"]
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -69,7 +72,12 @@ def _parser() -> argparse.ArgumentParser:
         "--scenario",
         default="duel_bots",
         choices=DUEL_SCENARIOS + FFA_SCENARIOS,
-        help="duel*: one on one; deathmatch*: free for all (its map is played)",
+        help="duel*: one on one; deathmatch*: free for all",
+    )
+    ev.add_argument(
+        "--map",
+        help="map played (default: the scenario's: multi_duel for duels, cig_map02 for free "
+        "for all); bot levels are per map",
     )
     ev.add_argument("--format", default="round-robin", choices=FORMATS, help="pairings")
     ev.add_argument(
@@ -95,7 +103,8 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def _print_tables(console: Console, s: Standings) -> None:
+def print_standings(console: Console, s: Standings) -> None:
+    """Prints the ranked table and the cross table of ``s``."""
     anchor = s.settings["anchor"]
     title = f"Ratings over {s.games} games (" + (
         f"{anchor} = {s.settings['anchor_value']:g} Elo)" if anchor else "mean 0)"
@@ -142,10 +151,9 @@ def _standings(args: argparse.Namespace, store: LeagueStore) -> Standings:
 
 
 def _evaluate(args: argparse.Namespace, console: Console) -> int:
-    from sf_envs.match import get_match_scenario
-
     config = TournamentConfig(
         scenario=args.scenario,
+        map=args.map,
         format=args.format,
         games=args.games,
         timelimit=args.timelimit,
@@ -155,8 +163,11 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
         workers=args.workers,
         seed=args.seed,
     )
-    map_name = get_match_scenario(args.scenario).map
-    players = [parse_player(text, map_name) for text in args.players]
+    problems = config.problems()
+    if problems:  # before the players, whose bot levels depend on the map
+        raise TournamentError("invalid tournament:\n  - " + "\n  - ".join(problems))
+    players = [parse_player(text, config.map_name) for text in args.players]
+    plan_games(config, players)  # every check before the league file is opened or created
     with LeagueStore(args.db) as store:
         progress = Progress(
             TextColumn("{task.description}"),
@@ -191,7 +202,6 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
         "already_stored": result.already_stored,
         "played": result.played,
         "failed": result.failed,
-        "skipped_pairs": result.skipped_pairs,
     }
     if args.json:
         print(json.dumps({"tournament": summary, **standings.to_json()}, indent=2))
@@ -200,9 +210,7 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
             f"{result.played} games played, {result.already_stored} already stored, "
             f"{len(result.failed)} failed (of {result.planned} planned)"
         )
-        for a, b in result.skipped_pairs:
-            console.print(f"[dim]skipped {a} vs {b}: bot-only games need a spectating host[/]")
-        _print_tables(console, standings)
+        print_standings(console, standings)
     return 1 if result.failed else 0
 
 
@@ -219,14 +227,15 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:
                 print(json.dumps(standings.to_json(), indent=2))
             else:
-                _print_tables(console, standings)
+                print_standings(console, standings)
         else:
             from sf_league.plot import plot_ratings
 
             console.print(f"wrote {plot_ratings(standings, args.out)}")
         return 0
     except (LeagueStoreError, ValueError) as e:  # PlayerError, TournamentError, bad settings
-        err.print(f"[red]error:[/] {e}", highlight=False)
+        # Unwrapped (paths stay copyable) and escaped (messages quote lists like ['a', 'b']).
+        err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2
 
 

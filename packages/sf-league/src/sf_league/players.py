@@ -5,7 +5,7 @@ A player is named on the command line as ``bot:N`` (a scripted bot at the map's 
 checkpoint) or a checkpoint file, optionally as ``NAME=PATH`` to choose the league name.
 
 Everything about a player is checked here, before any game runs: bot levels exist on the map
-(multi_duel has 2 measured levels, the cig maps 1; see :mod:`sf_envs.match.bots`), checkpoints
+(each map has its own measured ladder, :func:`sf_envs.match.bot_ladder`), checkpoints
 exist, and a checkpoint's network accepts the match's observation and action spaces.
 """
 
@@ -94,14 +94,20 @@ def parse_player(text: str, map_name: str) -> Player:
                 "(only levels measured to differ in strength exist; see sf_envs.match.bots); "
                 f"use bot:{max(ladder)} for the strongest"
             )
-        return Player(name or spec, "bot", level=level, fingerprint=f"{map_name}:{level}")
+        # The level's engine parameters are part of its identity: a recalibrated ladder makes
+        # a different bot, which must not be pooled with the games of the old one.
+        params = hashlib.sha256(repr(ladder[level]).encode()).hexdigest()[:8]
+        return Player(name or spec, "bot", level=level, fingerprint=f"{map_name}:{level}:{params}")
     if spec in BASELINES:
         return Player(name or spec, "baseline", fingerprint=spec)
     path = Path(spec)
     if not path.exists():
+        looks_like_path = "/" in spec or spec.endswith(".pt")
         raise PlayerError(
-            f"unknown player {text!r}: use bot:N, {' or '.join(BASELINES)}, an sf-train run "
-            "folder or a checkpoint file (NAME=PATH names it)"
+            f"unknown player {text!r}"
+            + (": no such checkpoint file or run folder" if looks_like_path else "")
+            + f"; use bot:N, {' or '.join(BASELINES)}, an sf-train run folder or a checkpoint "
+            "file (NAME=PATH names it)"
         )
     from sf_train.checkpoint import CheckpointError
     from sf_train.run_folder import find_checkpoint

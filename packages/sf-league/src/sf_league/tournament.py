@@ -3,12 +3,13 @@ them in parallel runner processes, each finished game committed to the league at
 
 Seats: agents (checkpoints and baselines) take the match's agent seats, bots its bot slots. A
 duel between two agents is the ``duel`` match, an agent against a bot ``duel_bots``, both on
-the requested scenario's map. Two bots cannot meet: sf-envs matches need at least one agent
-(ViZDoom's spectating host, which would allow bot-only games, is not exposed by
-``make_match``), so bots are rated through their games against agents and baselines.
+the requested scenario's map. Two bots meet in a bot-only game (:data:`BOT_GAME`) on the same
+map and time limit: the host spectates (:func:`sf_envs.match.play_bot_game`), so bots are rated
+among themselves as well as against agents.
 
-Free-for-all (the ``deathmatch*`` scenarios) puts every player in every game, in both formats;
-each game is reduced to pairwise results for the ratings (:func:`sf_league.ratings.ffa_pairwise`).
+Free-for-all (the ``deathmatch*`` scenarios) puts every player in every game, in both formats
+(a field of bots only is a bot-only game); each game is reduced to pairwise results for the
+ratings (:func:`sf_league.ratings.ffa_pairwise`).
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ from gymnasium import spaces
 
 from sf_envs.env import observation_space
 from sf_envs.match import MatchConfig, MatchCore, MatchError, get_match_scenario
+from sf_envs.match.botgame import bot_game_config
+from sf_envs.match.maps import get_map
 from sf_league.players import Player, check_checkpoint, checkpoint_obs_settings
 from sf_league.runner import AgentSeat, GameJob, play_in_runner, worker_init
 from sf_league.store import GameRecord, LeagueStore
 
 __all__ = [
+    "BOT_GAME",
     "DUEL_SCENARIOS",
     "FFA_SCENARIOS",
     "FORMATS",
@@ -48,6 +52,7 @@ logger = logging.getLogger(__name__)
 DUEL_SCENARIOS = ("duel", "duel_bots")
 FFA_SCENARIOS = ("deathmatch", "deathmatch_bots")
 FORMATS = ("round-robin", "gauntlet")
+BOT_GAME = "bot_game"  # the stored scenario of a bot-only game (spectating host)
 _ATTEMPTS = 3  # tries per game before it is reported as failed
 
 
@@ -61,7 +66,9 @@ class TournamentConfig:
 
     Attributes:
         scenario: A match scenario: ``duel``/``duel_bots`` (1 v 1) or ``deathmatch``/
-            ``deathmatch_bots`` (free for all); its map is played.
+            ``deathmatch_bots`` (free for all).
+        map: The map played; None: the scenario's (``multi_duel`` for duels, ``cig_map02``
+            for free for all). Bot levels are per map (:func:`sf_envs.match.bot_ladder`).
         format: ``round-robin`` (every pair) or ``gauntlet`` (the first player against each
             of the others).
         games: Games per pairing; a rerun with a larger number appends the difference.
@@ -75,6 +82,7 @@ class TournamentConfig:
     """
 
     scenario: str = "duel_bots"
+    map: str | None = None
     format: str = "round-robin"
     games: int = 10
     timelimit: float | None = None
@@ -91,6 +99,11 @@ class TournamentConfig:
                 f"--scenario {self.scenario!r}: use one of {', '.join(DUEL_SCENARIOS)} (1 v 1) "
                 f"or {', '.join(FFA_SCENARIOS)} (free for all)"
             )
+        if self.map is not None:
+            try:
+                get_map(self.map)
+            except ValueError as e:
+                errors.append(f"--map: {e}")
         if self.format not in FORMATS:
             errors.append(f"--format {self.format!r}: use {' or '.join(FORMATS)}")
         if not isinstance(self.games, int) or self.games < 1:
@@ -99,16 +112,22 @@ class TournamentConfig:
             errors.append(f"--workers {self.workers}: use at least 1 runner process")
         return errors
 
+    @property
+    def map_name(self) -> str:
+        """The map played: :attr:`map`, else the scenario's."""
+        if self.map is not None:
+            return self.map
+        return get_match_scenario(self.scenario).map
+
 
 @dataclass
 class TournamentResult:
-    """What a run did: games played now, already stored, and failed (after retries)."""
+    """What a run did: games planned, already stored, played now, and failed (after retries)."""
 
     planned: int
     already_stored: int
     played: int
     failed: list[str]
-    skipped_pairs: list[tuple[str, str]]
 
 
 def _obs_settings(config: TournamentConfig, players: Sequence[Player]) -> dict[str, Any]:
@@ -145,7 +164,7 @@ def _match_for(
     else:
         scenario = "deathmatch" if len(agents) >= 2 else "deathmatch_bots"
     kwargs: dict[str, Any] = {
-        "map": get_match_scenario(config.scenario).map,
+        "map": config.map_name,
         "num_agents": len(agents),
         "num_bots": len(bots),
         **obs,
@@ -161,10 +180,41 @@ def _seed(base: int, key: str) -> int:
     return (base + int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)) % (2**31)
 
 
-def plan_games(
-    config: TournamentConfig, players: Sequence[Player]
-) -> tuple[list[GameJob], list[tuple[str, str]]]:
-    """Every game of the tournament, with keys stable across reruns, and the pairs skipped.
+def _bot_game_jobs(config: TournamentConfig, lineup: Sequence[Player]) -> list[GameJob]:
+    """The games of a lineup of bots only: a spectating host, the bots fight each other."""
+    map_name = config.map_name
+    timelimit = (
+        config.timelimit
+        if config.timelimit is not None
+        else get_match_scenario(config.scenario).timelimit
+    )
+    levels = [p.level for p in lineup]
+    try:
+        bot_game_config(map_name, levels, timelimit=timelimit)
+    except ValueError as e:
+        raise TournamentError(f"lineup {[p.name for p in lineup]}: {e}") from e
+    settings = {"scenario": BOT_GAME, "map": map_name, "timelimit": float(timelimit)}
+    fingerprint = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+    pairing = "+".join(sorted(p.name for p in lineup))
+    jobs = []
+    for k in range(config.games):
+        key = f"{BOT_GAME}|{fingerprint}|{pairing}|{k}"
+        jobs.append(
+            GameJob(
+                key=key,
+                scenario=BOT_GAME,
+                match_kwargs={"map": map_name, "bot_levels": levels, "timelimit": timelimit},
+                agents=(),
+                bots=tuple(p.name for p in lineup),
+                seed=_seed(config.seed, key),
+                settings=settings,
+            )
+        )
+    return jobs
+
+
+def plan_games(config: TournamentConfig, players: Sequence[Player]) -> list[GameJob]:
+    """Every game of the tournament, with keys stable across reruns.
 
     Validates the whole tournament first (players, match setups, checkpoint spaces), so a bad
     input fails before any game runs.
@@ -185,24 +235,19 @@ def plan_games(
     obs = _obs_settings(config, players)
     duel = config.scenario in DUEL_SCENARIOS
     if duel:
-        pairs = (
-            list(itertools.combinations(players, 2))
+        lineups = (
+            [list(pair) for pair in itertools.combinations(players, 2)]
             if config.format == "round-robin"
-            else [(players[0], p) for p in players[1:]]
+            else [[players[0], p] for p in players[1:]]
         )
-        skipped = [(a.name, b.name) for a, b in pairs if not (a.is_agent or b.is_agent)]
-        lineups = [list(pair) for pair in pairs if pair[0].is_agent or pair[1].is_agent]
-        if not lineups:
-            raise TournamentError(
-                "every pairing is bot against bot, which sf-envs matches cannot stage (they need "
-                "an agent); add random, noop or a checkpoint"
-            )
     else:
-        skipped = []
         lineups = [list(players)]
     jobs: list[GameJob] = []
     checked: set[str] = set()
     for lineup in lineups:
+        if not any(p.is_agent for p in lineup):
+            jobs += _bot_game_jobs(config, lineup)
+            continue
         scenario, kwargs = _match_for(config, lineup, obs)
         try:
             match = MatchConfig.create(scenario, **kwargs)
@@ -237,7 +282,7 @@ def plan_games(
                     settings=settings,
                 )
             )
-    return jobs, skipped
+    return jobs
 
 
 def _seat(p: Player) -> AgentSeat:
@@ -266,20 +311,20 @@ def run_tournament(
         on_game: Called as ``on_game(record_or_None, done, total)`` after each game
             (None for a failed one), e.g. to advance a progress bar.
     """
-    jobs, skipped = plan_games(config, players)
+    jobs = plan_games(config, players)
     for p in players:
         store.add_player(p.record())
     stored = store.game_keys()
     pending = [j for j in jobs if j.key not in stored]
-    result = TournamentResult(len(jobs), len(jobs) - len(pending), 0, [], skipped)
-    for a, b in skipped:
-        logger.info("skipping %s vs %s: bot-only games need a spectating host", a, b)
+    result = TournamentResult(len(jobs), len(jobs) - len(pending), 0, [])
     if not pending:
         return result
     workers = min(config.workers or os.cpu_count() or 1, len(pending))
     attempts = dict.fromkeys((j.key for j in pending), 0)
     done = result.already_stored
-    queue = list(pending)
+    # Games of one match setup back to back, so runners mostly reset the match they have open
+    # (runner.MatchCache) instead of starting a new one.
+    queue = sorted(pending, key=lambda j: json.dumps([j.scenario, j.match_kwargs], sort_keys=True))
     context = multiprocessing.get_context("spawn")  # no forked torch/engine state in runners
     while queue:
         with cf.ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init) as pool:

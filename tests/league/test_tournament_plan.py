@@ -1,0 +1,81 @@
+"""Tournament planning: who meets whom, in which kind of game, under which keys (no engine)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sf_envs.match import bot_ladder
+from sf_league.players import PlayerError, parse_player
+from sf_league.tournament import BOT_GAME, TournamentConfig, TournamentError, plan_games
+
+# Bot names given explicitly, so two bots exist whatever the size of the map's ladder.
+TOP = max(bot_ladder("multi_duel"))
+
+
+def players(*texts: str, map_name: str = "multi_duel"):
+    return [parse_player(t, map_name) for t in texts]
+
+
+def test_round_robin_stages_bot_against_bot_with_a_spectating_host() -> None:
+    field = players("random", "noop", "b1=bot:1", f"b2=bot:{TOP}")
+    jobs = plan_games(TournamentConfig(games=3, timelimit=0.5), field)
+    by_kind: dict[str, list] = {}
+    for job in jobs:
+        by_kind.setdefault(job.scenario, []).append(job)
+    assert {k: len(v) for k, v in by_kind.items()} == {"duel": 3, "duel_bots": 12, BOT_GAME: 3}
+    bot_game = by_kind[BOT_GAME][0]
+    assert bot_game.agents == () and bot_game.bots == ("b1", "b2")
+    assert bot_game.match_kwargs == {"map": "multi_duel", "bot_levels": [1, TOP], "timelimit": 0.5}
+    assert bot_game.settings == {"scenario": BOT_GAME, "map": "multi_duel", "timelimit": 0.5}
+    keys = [j.key for j in jobs]
+    assert len(set(keys)) == len(keys)
+    # Keys are stable across reruns (resume) and seeds follow the keys.
+    again = plan_games(TournamentConfig(games=3, timelimit=0.5), field)
+    assert [(j.key, j.seed) for j in again] == [(j.key, j.seed) for j in jobs]
+
+
+def test_gauntlet_of_a_bot_against_bots_and_a_baseline() -> None:
+    field = players("b1=bot:1", f"b2=bot:{TOP}", "random")
+    jobs = plan_games(TournamentConfig(format="gauntlet", games=2), field)
+    assert sorted({(j.scenario, j.bots) for j in jobs}) == [
+        (BOT_GAME, ("b1", "b2")),
+        ("duel_bots", ("b1",)),
+    ]
+    # Without --timelimit a bot game lasts as long as the scenario's agent games.
+    bot_job = next(j for j in jobs if j.scenario == BOT_GAME)
+    duel_job = next(j for j in jobs if j.scenario == "duel_bots")
+    assert bot_job.match_kwargs["timelimit"] == duel_job.settings["timelimit"]
+
+
+def test_free_for_all_of_bots_only_is_one_bot_game_per_round() -> None:
+    field = players("a=bot:1", "b=bot:1", "c=bot:1", map_name="cig_map02")
+    jobs = plan_games(TournamentConfig(scenario="deathmatch_bots", games=2), field)
+    assert [j.scenario for j in jobs] == [BOT_GAME, BOT_GAME]
+    assert jobs[0].bots == ("a", "b", "c") and jobs[0].match_kwargs["map"] == "cig_map02"
+
+
+def test_map_override_reaches_agent_games_and_bot_games() -> None:
+    field = players("random", "a=bot:1", "b=bot:1", map_name="cig_map01")
+    jobs = plan_games(TournamentConfig(map="cig_map01", games=1), field)
+    assert {j.settings["map"] for j in jobs} == {"cig_map01"}
+    assert {j.scenario for j in jobs} == {"duel_bots", BOT_GAME}
+
+
+def test_lineups_a_map_cannot_hold_are_refused_before_any_game() -> None:
+    # multi_duel holds 3 players: the spectating host and 2 bots.
+    field = players("a=bot:1", "b=bot:1", "c=bot:1")
+    with pytest.raises(TournamentError, match="at most 2 bots"):
+        plan_games(TournamentConfig(scenario="deathmatch_bots", map="multi_duel"), field)
+    with pytest.raises(TournamentError, match="--map: unknown map"):
+        plan_games(TournamentConfig(map="e1m1"), players("random", "noop"))
+    with pytest.raises(PlayerError, match=f"use bot:{TOP}"):
+        parse_player(f"bot:{TOP + 1}", "multi_duel")
+
+
+def test_a_recalibrated_bot_level_is_another_player() -> None:
+    (bot,) = players("bot:1")
+    (same,) = players("bot:1")
+    assert bot.record() == same.record()
+    assert bot.record().fingerprint.startswith("multi_duel:1:")
+    (elsewhere,) = players("bot:1", map_name="cig_map02")
+    assert elsewhere.record().fingerprint != bot.record().fingerprint
