@@ -157,6 +157,8 @@ def test_bot_levels_are_written_to_the_bots_file_in_use() -> None:
         for entry, bot in zip(entries, bots, strict=True):
             assert f"name        {bot['name']}" in entry
             assert f"isp         {ladder[bot['level']].isp}" in entry
+            switch = int(ladder[bot["level"]].neverswitch)
+            assert f"neverswitchonpickup {switch}" in entry
         # The engine took them: every bot is on the scoreboard.
         assert set(env.core.scoreboard) == {"player_0", "bot1_L1", "bot2_L2"}
     finally:
@@ -165,11 +167,12 @@ def test_bot_levels_are_written_to_the_bots_file_in_use() -> None:
 
 def test_each_map_offers_only_its_measured_levels() -> None:
     assert sorted(bot_ladder("multi_duel")) == [1, 2]
-    assert sorted(bot_ladder("cig_map02")) == [1]
+    assert sorted(bot_ladder("cig_map02")) == [1, 2]
+    assert sorted(bot_ladder("cig_map01")) == [1]
     strongest = MatchConfig.create("duel_bots")  # the map's strongest level by default
     assert [b.level for b in strongest.bots] == [2]
-    with pytest.raises(ValueError, match=r"levels on cig_map02 are 1\.\.1"):
-        MatchConfig.create("duel_bots", map="cig_map02", bot_skill=2)
+    with pytest.raises(ValueError, match=r"levels on cig_map02 are 1\.\.2"):
+        MatchConfig.create("duel_bots", map="cig_map02", bot_skill=3)
 
 
 def test_multi_duel_controls_cannot_walk_into_the_death_floor() -> None:
@@ -368,7 +371,7 @@ def test_close_kills_the_engines_and_is_idempotent() -> None:
         ({"map": "deathmatch"}, "no deathmatch starts"),
         ({"map": "e1m1"}, "unknown map"),
         ({"num_bots": 8}, r"num_bots in \[1, 7\]"),
-        ({"bot_skill": 2}, r"levels on cig_map02 are 1\.\.1"),
+        ({"bot_skill": 3}, r"levels on cig_map02 are 1\.\.2"),
         ({"bot_skill": [1, 2]}, "2 levels for 7 bots"),
         ({"timelimit": 0}, "timelimit must be a positive"),
         ({"rewards": {"kills": 1.0}}, "unknown reward terms"),

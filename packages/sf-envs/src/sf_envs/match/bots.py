@@ -4,26 +4,52 @@ ViZDoom's bots read their parameters from a text file (``+viz_bots_path``); ``ad
 the entry called NAME. A match writes its own file with one uniquely named entry per bot, so each
 bot's identity and level are known and reported, and parallel matches never share a file.
 
-The engine's parameters are not a skill dial by themselves, so every level here was calibrated by
-``benchmarks/bot_levels.py``: one bot against a fixed reference, an agent that picks uniformly
-random actions from the map's action set, scored in bot frags per minute. Measured (mean ±
-standard error, 100 one-minute games per setting, 2 processes):
+What the engine does with a bot's parameters (read in ViZDoom's bot code, ``b_game.cpp``,
+``b_func.cpp``, ``b_think.cpp``): the file's keys are ``name``, ``aiming``, ``perfection``,
+``reaction``, ``isp`` and ``team``; every other key becomes one of the bot's user settings.
+``perfection`` is parsed and never used. ``aiming`` jitters the aim of instant-hit weapons only.
+``reaction`` delays the first shot at a new target by (101 - reaction) / 3..5 tics, except with
+the rocket launcher and the BFG. ``isp``: the bot holds fire while its pain counter exceeds it,
+goes for health when its health is below it, and chases an enemy out of sight with chance
+(100 - isp)% (always one holding rockets). There is no per-bot speed or damage setting (game
+skill scales damage for every player alike), and bots never pick a weapon themselves: they
+switch on picking one up (or on being given one: multi_duel's script hands out rocket launchers
+at every spawn) unless the user setting ``neverswitchonpickup`` is on, and when out of ammo.
+``neverswitchonpickup 1`` therefore keeps a bot on its starting pistol: the one handicap that
+measurably weakens bots (:attr:`BotLevel.neverswitch`).
 
-* multi_duel (rockets only): only ``isp`` mattered. isp 100: 2.93 ± 0.14, 75: 2.61 ± 0.14,
-  50: 3.38 ± 0.14, 25: 3.47 ± 0.14, 0: 3.42 ± 0.13. ``aiming`` and ``reaction`` at 0 or 100 and
-  ``weaponpref`` (not one of the engine's bot keys) changed nothing beyond noise. So the map has
-  TWO distinguishable levels: 1 (isp 100, hangs back) and 2 (isp 0, charges). The shipped
-  ladder, rerun by the benchmark: level 1 2.77 ± 0.15, level 2 3.29 ± 0.14 bot frags/min
-  (difference +0.52 ± 0.21, n = 100 each).
-* cig_map01, cig_map02 (and freedoom2_map01, by the same kind of open layout): one bot alone with
-  the reference rarely even meets it: 0.0-0.1 bot frags per minute for every setting tried (isp,
-  aiming, reaction at 0 and 100; 20 two-minute games each). No parameter separates levels, so
-  these maps have ONE level.
+Every level was calibrated by ``benchmarks/bot_levels.py`` (mean ± standard error over n
+games, frags per minute of game time; a level counts when it beats the one below by more than
+two standard errors of the difference) against two fixed references: ``field``, bot-only games
+of the ladder itself with a spectating host, scored as a paired difference per game; and
+``random``, one bot against an agent picking uniformly random actions.
 
-So levels are per map (:data:`BOT_LADDERS`); asking for a level a map does not have is an error
-that names the levels it has. Before this calibration, multi_duel agents could walk forward into
-the map's instant-death floor, which hid the bots' strength entirely (see
-:class:`~sf_envs.match.maps.MatchMap`).
+* multi_duel (rockets, 2 bots at most): TWO levels. Field, 100 two-minute games: level 1
+  0.00 ± 0.00, level 2 0.52 ± 0.10 (difference +0.52 ± 0.10). Random, 100 one-minute games:
+  level 1 0.00 ± 0.00, level 2 3.50 ± 0.14 bot frags/min. ``isp`` is not a level here: isp 100
+  vs 0 scored 2.87 ± 0.15 vs 3.02 ± 0.14 against random (n = 100 each; an earlier 2.77 vs 3.29
+  did not replicate) and 0.56 ± 0.17 vs 0.56 ± 0.14 against each other (80 one-minute games);
+  ``aiming`` and ``reaction`` do not apply to rockets.
+* cig_map02 (full weapon set): TWO levels. Field, 100 two-minute games of 3 bots per level:
+  level 1 0.75 ± 0.04, level 2 1.92 ± 0.08 (difference +1.17 ± 0.10). Random, 60 two-minute
+  games: 0.04 ± 0.02 and 0.13 ± 0.03 (one bot rarely meets the agent). Nothing else separates:
+  in five-bot games (80 two-minute games), isp 0/50/100 scored 1.51 ± 0.13, 1.69 ± 0.17 and
+  1.51 ± 0.14; aiming and reaction 0 vs 100, 1.78 ± 0.16 vs 1.86 ± 0.18 (bots soon hold
+  projectile weapons); never-switching bots with isp 0 vs 100, 0.77 ± 0.09 vs 0.61 ± 0.07, and
+  with aiming 0 vs 100, 0.61 ± 0.10 vs 0.62 ± 0.08 (40 games).
+* cig_map01 (rockets) and freedoom2_map01: ONE level. Bots hardly meet on these open maps:
+  in four-bot games (60 two-minute games) every setting (never-switching; isp 0, 50, 100)
+  scored between -0.24 and +0.12 frags per minute, mostly suicides; one bot against random,
+  -0.02 ± 0.03 (cig_map01) and -0.21 ± 0.07 (freedoom2_map01), n = 60.
+
+So the maps yield two levels at most, not five: levels are per map (:data:`BOT_LADDERS`), and
+asking for a level a map does not have is an error that names the levels it has.
+
+Against the random agent (net = bot frags - agent frags per minute; suicides count -1), the
+strongest bot wins clearly on cig_map01 (+5.99 ± 0.32, W-D-L 59-1-0, n = 60: the agent kills
+itself with rockets) and on cig_map02 (+0.22 ± 0.04, 23-37-0, n = 60), and loses on multi_duel
+(-1.36 ± 0.37, 23-15-62, n = 100: the agent's rocket spam) and freedoom2_map01 (-0.19 ± 0.07,
+8-34-18, n = 60).
 """
 
 from __future__ import annotations
@@ -41,16 +67,20 @@ class BotLevel:
 
     Attributes:
         level: 1 (weakest) up to the map's number of levels.
-        isp: "Intelligence" in the engine's naming; low values charge, high values hang back.
-            The only parameter measured to matter (on rocket maps, low isp frags more).
-        aiming: Aim accuracy; the engine uses it for hitscan weapons only.
-        reaction: How fast the bot reacts to an enemy in sight.
+        isp: "Instincts of self preservation": above it, pain stops the bot firing; below it,
+            low health sends it for health; low values chase enemies out of sight.
+        aiming: Aim accuracy; the engine uses it for instant-hit weapons only.
+        reaction: How soon the bot fires at a new target (not with rockets or the BFG).
+        neverswitch: Keep the weapon in hand when picking up or being given a better one
+            (the engine's ``neverswitchonpickup`` user setting; bots choose weapons only by
+            that switch): the bot fights with its pistol until it runs dry.
     """
 
     level: int
     isp: int
     aiming: int = 100
     reaction: int = 100
+    neverswitch: bool = False
 
     def entry(self, name: str, color: str) -> str:
         """This level as one bots-file entry called ``name``."""
@@ -63,6 +93,8 @@ class BotLevel:
                 f"    perfection  {self.aiming}",
                 f"    reaction    {self.reaction}",
                 f"    isp         {self.isp}",
+                # Not a bot key: the engine passes unknown keys on as the bot's user settings.
+                f"    neverswitchonpickup {int(self.neverswitch)}",
                 f'    color       "{color}"',
                 "    skin        base",
                 "}",
@@ -73,9 +105,9 @@ class BotLevel:
 
 #: Measured skill ladders per map, weakest first (see the module docstring for the numbers).
 BOT_LADDERS: dict[str, tuple[BotLevel, ...]] = {
-    "multi_duel": (BotLevel(1, isp=100), BotLevel(2, isp=0)),
+    "multi_duel": (BotLevel(1, isp=0, neverswitch=True), BotLevel(2, isp=0)),
     "cig_map01": (BotLevel(1, isp=0),),
-    "cig_map02": (BotLevel(1, isp=0),),
+    "cig_map02": (BotLevel(1, isp=0, neverswitch=True), BotLevel(2, isp=0)),
     "freedoom2_map01": (BotLevel(1, isp=0),),
 }
 
