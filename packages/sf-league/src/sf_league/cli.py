@@ -4,6 +4,9 @@ Examples::
 
     sf-league evaluate --scenario duel_bots --players runs/a random noop bot:1 bot:2 \\
         --games 10 --format round-robin --db league.sqlite
+    # Free for all on cig_map02, where bots fight and rank above random (measured; README):
+    sf-league evaluate --scenario deathmatch_bots --players random bot:1 b=bot:1 c=bot:1 \\
+        --games 12 --timelimit 1 --db ffa.sqlite
     sf-league ratings --db league.sqlite --anchor bot:1 [--json]
     sf-league plot --db league.sqlite --out ratings.png
 """
@@ -66,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
         "--players",
         nargs="+",
         required=True,
-        help="bot:N, random, noop, run folders or checkpoint files (NAME=PATH to name one)",
+        help="bot:N, random, noop, run folders or checkpoint files; NAME=SPEC names one (e.g. "
+        "b=bot:1, a second bot of level 1)",
     )
     ev.add_argument(
         "--scenario",
