@@ -242,10 +242,11 @@ class MatchCore:
         ls = self._live()
         players = self.players
         skip = self.config.options.frame_skip
+        sync = ls.sync if len(players) > 1 else None
 
         def play(i: int) -> None:
             p = players[i]
-            p.tics(int(actions[i]), skip, ls.sync)
+            p.tics(int(actions[i]), skip, sync)
             p.finish_step(obs_out[i], None if meas_out is None else meas_out[i])
             if i == 0:
                 frags = self._server_frags()
