@@ -206,6 +206,7 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
         "already_stored": result.already_stored,
         "played": result.played,
         "failed": result.failed,
+        "replayed": result.replayed,
     }
     if args.json:
         print(json.dumps({"tournament": summary, **standings.to_json()}, indent=2))
@@ -213,6 +214,7 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
         console.print(
             f"{result.played} games played, {result.already_stored} already stored, "
             f"{len(result.failed)} failed (of {result.planned} planned)"
+            + (f"; {result.replayed} replays after engine crashes" if result.replayed else "")
         )
         print_standings(console, standings)
     return 1 if result.failed else 0

@@ -122,12 +122,14 @@ class TournamentConfig:
 
 @dataclass
 class TournamentResult:
-    """What a run did: games planned, already stored, played now, and failed (after retries)."""
+    """What a run did: games planned, already stored, played now, failed (after retries), and
+    how many times a game was replayed after its engine crashed."""
 
     planned: int
     already_stored: int
     played: int
     failed: list[str]
+    replayed: int = 0
 
 
 def _obs_settings(config: TournamentConfig, players: Sequence[Player]) -> dict[str, Any]:
@@ -350,6 +352,7 @@ def run_tournament(
                 attempts[job.key] += 1
                 if attempts[job.key] < _ATTEMPTS:
                     logger.warning("game %s failed (%s); retrying", job.key, why)
+                    result.replayed += 1
                     queue.append(job)
                 else:
                     logger.error("game %s failed %d times: %s", job.key, _ATTEMPTS, why)
