@@ -75,12 +75,12 @@ def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> No
 def test_random_ranks_below_the_top_bot_in_free_for_all(tmp_path: Path) -> None:
     """Where bots fight: cig_map02 free for all (the deathmatch_bots map).
 
-    Measured here: in one-on-one games the bots barely meet a random agent on the cig maps
-    (mostly 0-0 draws), and on multi_duel a random agent's rocket spam beats both levels
-    (22/3/15 W/D/L against the top one over 40 one-minute games). In a five-player free for
-    all on cig_map02 the bots frag each other and random (about 1.1 frags per bot-minute
-    against random's -0.03); resampling 30 such games, random ranked below the top bot in
-    all of 2000 leagues of 12 games.
+    Measured here (packages/sf-league/README.md): in one-on-one games the bots barely meet a
+    random agent on the cig maps (mostly 0-0 draws), and on multi_duel a random agent's rocket
+    spam beats both levels (19/4/7 W/D/L against the top one over 30 one-minute games). In a
+    five-player free for all on cig_map02 the bots frag each other and random (about 1.1
+    frags per bot-minute against random's -0.03); resampling 30 such games, random ranked
+    below the top bot in all of 2000 leagues of 12 games.
     """
     top = f"bot:{max(bot_ladder('cig_map02'))}"
     field = [top, *(f"{name}={top}" for name in ("b", "c", "d"))]
