@@ -40,6 +40,14 @@ def test_same_name_other_player_is_refused(tmp_path: Path) -> None:
         store.add_player(PlayerRecord("a", "checkpoint", "/x.pt", "hash1"))
         with pytest.raises(LeagueStoreError, match="another name"):
             store.add_player(PlayerRecord("a", "checkpoint", "/y.pt", "hash2"))
+        # All or nothing: a refused player keeps the others of its tournament out too.
+        with pytest.raises(LeagueStoreError, match="another name"):
+            store.add_players([RANDOM, PlayerRecord("a", "checkpoint", "/y.pt", "hash2")])
+        assert [p.name for p in store.players()] == ["a"]
+        store.add_player(BOT)
+        recalibrated = PlayerRecord("bot:2", "bot", "2", "multi_duel:2:other")
+        with pytest.raises(LeagueStoreError, match=r"recalibrated.*NEWNAME=bot:2"):
+            store.add_player(recalibrated)
 
 
 def test_failed_game_rolls_back_completely(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -247,27 +247,43 @@ class LeagueStore:
     # Players -------------------------------------------------------------------------------
 
     def add_player(self, player: PlayerRecord) -> None:
-        """Registers ``player``; a player of that name must be the same one.
+        """Registers ``player``; see :meth:`add_players`."""
+        self.add_players([player])
+
+    def add_players(self, players: Sequence[PlayerRecord]) -> None:
+        """Registers ``players`` in one transaction: all of them, or none if one is refused.
+
+        A player already registered under its name must be the same one (kind and
+        fingerprint).
 
         Raises:
-            LeagueStoreError: If the name is taken by a different player (another checkpoint
-                under the same name, say).
+            LeagueStoreError: If a name is taken by a different player (another checkpoint
+                under the same name, or a bot level whose parameters were recalibrated).
         """
         with self._transaction() as db:
-            row = db.execute(
-                "SELECT kind, spec, fingerprint FROM players WHERE name = ?", (player.name,)
-            ).fetchone()
-            if row is None:
-                db.execute(
-                    "INSERT INTO players (name, kind, spec, fingerprint, added_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (player.name, player.kind, player.spec, player.fingerprint, time.time()),
-                )
-            elif (row[0], row[2]) != (player.kind, player.fingerprint):
-                raise LeagueStoreError(
-                    f"player {player.name!r} in {self.path} is a different {row[0]} ({row[1]}); "
-                    f"give the new one another name (NAME={player.spec}) or use another --db"
-                )
+            for player in players:
+                row = db.execute(
+                    "SELECT kind, spec, fingerprint FROM players WHERE name = ?", (player.name,)
+                ).fetchone()
+                if row is None:
+                    db.execute(
+                        "INSERT INTO players (name, kind, spec, fingerprint, added_at) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (player.name, player.kind, player.spec, player.fingerprint, time.time()),
+                    )
+                elif (row[0], row[2]) != (player.kind, player.fingerprint):
+                    spec = f"bot:{player.spec}" if player.kind == "bot" else player.spec
+                    why = (
+                        " (the same level with other engine parameters: sf-envs recalibrated "
+                        "the map's bot ladder)"
+                        if player.kind == "bot" == row[0]
+                        else ""
+                    )
+                    raise LeagueStoreError(
+                        f"player {player.name!r} in {self.path} is a different {row[0]} "
+                        f"({row[1]}){why}; give the new one another name (NEWNAME={spec}) or "
+                        "use another --db"
+                    )
 
     def players(self) -> list[PlayerRecord]:
         """Every player, in the order they joined."""

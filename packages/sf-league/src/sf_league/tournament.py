@@ -314,8 +314,7 @@ def run_tournament(
             (None for a failed one), e.g. to advance a progress bar.
     """
     jobs = plan_games(config, players)
-    for p in players:
-        store.add_player(p.record())
+    store.add_players([p.record() for p in players])
     stored = store.game_keys()
     pending = [j for j in jobs if j.key not in stored]
     result = TournamentResult(len(jobs), len(jobs) - len(pending), 0, [])
