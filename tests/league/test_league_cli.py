@@ -107,7 +107,7 @@ def test_random_ranks_below_the_top_bot_in_free_for_all(tmp_path: Path) -> None:
     assert ranks(out.stdout)["random"] > ranks(out.stdout)[top]
 
 
-def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path) -> None:
+def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path, capsys) -> None:
     # Trained by sf-train on the single-agent duel (a few hundred frames, tiny network).
     train_tiny(tmp_path / "duelist")
     db = tmp_path / "league.sqlite"
@@ -137,20 +137,13 @@ def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path) -
     assert json.loads(settings)["obs_size"] == [32, 24]
     # A network for 4 actions (e.g. trained on basic) cannot play a 6-action duel.
     make_checkpoint(tmp_path / "basic", num_actions=4)
-    bad = sf_league("evaluate", "--players", str(tmp_path / "basic"), TOP, "--db", str(db))
-    assert bad.returncode == 2 and "does not fit this match" in bad.stderr
+    # Refusals happen before any game, so they are checked in this process (no engine).
+    assert main(["evaluate", "--players", str(tmp_path / "basic"), TOP, "--db", str(db)]) == 2
+    assert "does not fit this match" in capsys.readouterr().err
     # Trained on another observation size than the one asked for: refused too.
-    other = sf_league(
-        "evaluate",
-        "--players",
-        f"me={tmp_path / 'duelist'}",
-        TOP,
-        "--obs-size",
-        "128x72",
-        "--db",
-        str(db),
-    )
-    assert other.returncode == 2 and "does not fit" in other.stderr
+    me = f"me={tmp_path / 'duelist'}"
+    assert main(["evaluate", "--players", me, TOP, "--obs-size", "128x72", "--db", str(db)]) == 2
+    assert "does not fit" in capsys.readouterr().err
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
 
