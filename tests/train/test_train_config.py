@@ -133,3 +133,55 @@ def test_saved_json_is_plain(tmp_path):
     save_config(Config(), tmp_path / "config.json")
     data = json.loads((tmp_path / "config.json").read_text())
     assert data["model"]["conv_channels"] == [16, 32]
+
+
+def test_env_options_reach_the_env_as_keyword_arguments():
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser)
+    args = parser.parse_args(
+        ["--env-options", "bot_skill=1", "timelimit=0.5", "map=cig_map02", "rewards={}"]
+    )
+    cfg = config_from_args(args)
+    assert cfg.env.env_options == ("bot_skill=1", "timelimit=0.5", "map=cig_map02", "rewards={}")
+    assert cfg.env.options() == {
+        "bot_skill": 1,
+        "timelimit": 0.5,
+        "map": "cig_map02",
+        "rewards": {},
+    }
+
+
+@pytest.mark.parametrize(
+    "item, needle",
+    [("bot_skill", "not KEY=VALUE"), ("=3", "not KEY=VALUE"), ("frame_skip=2", "--frame-skip")],
+)
+def test_bad_env_options_are_named(item, needle):
+    with pytest.raises(ConfigError, match=needle):
+        validate(Config(env=EnvConfig(env_options=(item,))))
+
+
+def test_env_options_configure_a_match_env():
+    """A 3-second time limit given as an env option ends sf/DoomDuelBots-v0 episodes early."""
+    from sf_train.envs import make_env
+
+    env_cfg = EnvConfig(
+        env="sf/DoomDuelBots-v0",
+        num_envs=1,
+        batch_size=1,
+        num_workers=1,
+        env_options=("timelimit=0.05", "bot_skill=1"),
+    )
+    venv = make_env(env_cfg)
+    try:
+        venv.async_reset(seed=0)
+        steps = 0
+        while steps < 200:
+            *_, truncated, info = venv.recv()
+            if truncated.any():
+                break
+            venv.send([0], info["env_id"])
+            steps += 1
+        # 0.05 min = 105 tics = 27 steps of 4 tics (the default 2-minute match is 1,050 steps).
+        assert steps <= 40
+    finally:
+        venv.close()

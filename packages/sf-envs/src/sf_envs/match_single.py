@@ -26,7 +26,15 @@ __all__ = ["SingleAgentMatchEnv", "make_match_vec"]
 _AGENT = "player_0"
 # Keyword arguments of the vector faces; every other one configures the matches.
 _ENGINE_KWARGS = frozenset(
-    {"num_workers", "autoreset_mode", "copy", "step_timeout_s", "start_timeout_s", "max_restarts"}
+    {
+        "num_workers",
+        "autoreset_mode",
+        "copy",
+        "step_timeout_s",
+        "start_timeout_s",
+        "max_restarts",
+        "pin_workers",
+    }
 )
 
 

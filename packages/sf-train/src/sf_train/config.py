@@ -69,6 +69,21 @@ class EnvConfig:
     """Convert frames to one gray channel; 3x fewer input pixels for the encoder."""
     frame_skip: int = 4
     """Game tics per agent step (the action is repeated); frames are counted in tics."""
+    env_options: tuple[str, ...] = ()
+    """More keyword arguments of the env id, each KEY=VALUE with VALUE read as JSON when it
+    parses (else as text); e.g. for sf/DoomDuelBots-v0: bot_skill=1 timelimit=1.0
+    map=cig_map02. Errors in them are the env's own, raised when training starts."""
+
+    def options(self) -> dict[str, Any]:
+        """:attr:`env_options` as keyword arguments."""
+        options = {}
+        for item in self.env_options:
+            key, _, text = item.partition("=")
+            try:
+                options[key] = json.loads(text)
+            except json.JSONDecodeError:
+                options[key] = text
+        return options
 
 
 @dataclass
@@ -218,6 +233,13 @@ def _validate_env(c: EnvConfig, errors: list[str]) -> None:
         errors.append(f"env.obs_size={c.obs_size}: give positive WIDTH HEIGHT, e.g. 64 36")
     if c.frame_skip < 1:
         errors.append(f"env.frame_skip={c.frame_skip}: use at least 1")
+    reserved = {"frame_skip", "obs_size", "grayscale", "num_envs", "batch_size", "num_workers"}
+    for item in c.env_options:
+        key = item.partition("=")[0]
+        if "=" not in item or not key.isidentifier():
+            errors.append(f"env.env_options: {item!r} is not KEY=VALUE, e.g. bot_skill=1")
+        elif key in reserved:
+            errors.append(f"env.env_options: {key} has its own flag, --{key.replace('_', '-')}")
 
 
 def _validate_model(c: ModelConfig, env: EnvConfig, errors: list[str]) -> None:

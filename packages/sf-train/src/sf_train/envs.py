@@ -35,7 +35,12 @@ def _toy_shape(cfg: EnvConfig) -> tuple[int, int, int]:
 
 
 def _doom_options(cfg: EnvConfig) -> dict[str, Any]:
-    return {"frame_skip": cfg.frame_skip, "obs_size": cfg.obs_size, "grayscale": cfg.grayscale}
+    return {
+        **cfg.options(),
+        "frame_skip": cfg.frame_skip,
+        "obs_size": cfg.obs_size,
+        "grayscale": cfg.grayscale,
+    }
 
 
 def _check_id(env_id: str) -> None:
