@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 import threading
 
 import pytest
@@ -8,7 +9,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from sf_train.checkpoint import CheckpointError, load_checkpoint
 from sf_train.config import AlgoConfig, save_config
-from sf_train.run_folder import RunFolderError, checkpoints_of
+from sf_train.run_folder import RunFolderError, checkpoints_of, load_run_config
 from sf_train.trainer import Progress, Trainer, train
 
 
@@ -119,6 +120,19 @@ def test_run_folder_errors_name_the_fix(toy_config, tmp_path):
     latest.write_bytes(latest.read_bytes()[:100])
     with pytest.raises(CheckpointError, match=latest.name):
         Trainer(cfg, resume=True)
+
+
+def test_a_moved_run_folder_resumes_where_it_now_is(toy_config, tmp_path):
+    cfg = toy_config(frames=128, sync=True)
+    train(cfg)
+    moved = tmp_path / "moved"
+    shutil.copytree(tmp_path / "run", moved)
+    cfg.run.run_dir, cfg.run.frames = str(moved), 256
+    with Trainer(cfg, resume=True) as trainer:
+        assert trainer.frames == 128
+        trainer.train()
+    assert load_run_config(moved).run.run_dir == str(moved)
+    assert checkpoints_of(moved).latest().name != checkpoints_of(tmp_path / "run").latest().name
 
 
 def test_learner_errors_reach_the_caller_and_stop_the_thread(toy_config, monkeypatch):

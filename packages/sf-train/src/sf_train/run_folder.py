@@ -28,6 +28,7 @@ CHECKPOINT_DIR = "checkpoints"
 
 RESUMABLE_FIELDS = frozenset(
     {
+        "run.run_dir",
         "run.frames",
         "run.device",
         "run.torch_threads",
@@ -36,7 +37,8 @@ RESUMABLE_FIELDS = frozenset(
         "run.keep_checkpoints",
     }
 )
-"""Fields a resumed run may change: how long and where it trains, not what it trains."""
+"""Fields a resumed run may change: how long and where it trains, not what it trains (a run
+folder that was moved or copied resumes where it now is)."""
 
 
 class RunFolderError(RuntimeError):
