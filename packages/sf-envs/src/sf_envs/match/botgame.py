@@ -22,8 +22,6 @@ import json
 import logging
 import os
 import pickle
-import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -36,7 +34,7 @@ from sf_envs.match.core import MatchCore
 from sf_envs.match.lockstep import MatchError
 from sf_envs.match.maps import get_map
 from sf_envs.match.scenarios import MatchConfig, MatchScenario
-from sf_envs.vector.procs import kill_group
+from sf_envs.vector.procs import run_in_child
 
 __all__ = ["BOT_GAME", "bot_game_config", "play_bot_game"]
 
@@ -188,43 +186,17 @@ def play_bot_game(
 def _play_in_child(
     config: MatchConfig, seed: int | None
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """Plays one game in a child process; returns ``(result, None)`` or ``(None, why not)``.
-
-    The child's stderr goes to a file, not a pipe: engines that outlive a dead child would hold
-    a pipe open.
-    """
+    """Plays one game in a child process; returns ``(result, None)`` or ``(None, why not)``."""
     limit = config.timelimit * 60.0 + config.timeout + _CHILD_ALLOWANCE_S
+    # The engine's _vizdoom/ and crash logs stay in the temporary folder too.
     with tempfile.TemporaryDirectory(prefix="sf_botgame_") as workdir:
         out_path = os.path.join(workdir, "result.json")
-        with open(os.path.join(workdir, "stderr"), "w+b") as err:
-            proc = subprocess.Popen(
-                [sys.executable, "-c", _CHILD_CODE, out_path],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                cwd=workdir,  # the engine's _vizdoom/ and crash logs stay in here
-                start_new_session=True,
-            )
-            try:
-                proc.stdin.write(pickle.dumps((config, seed)))
-                proc.stdin.close()
-                proc.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                return None, f"the game took over {limit:.0f} s (hung)"
-            except BrokenPipeError:  # the child died before reading its game
-                proc.wait()
-            finally:
-                # Also after a crash: a dead child's engine keeps spinning in its group.
-                kill_group(proc.pid)
-                proc.wait()
-            if proc.returncode == 0:
-                with open(out_path, encoding="utf-8") as f:
-                    return json.load(f), None
-            err.seek(0)
-            tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
-    code = proc.returncode
-    status = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-    return None, f"{status}: {' | '.join(tail) or 'no output'}"
+        payload = pickle.dumps((config, seed))
+        why = run_in_child(_CHILD_CODE, [out_path], payload, workdir, limit, "the game")
+        if why is not None:
+            return None, why
+        with open(out_path, encoding="utf-8") as f:
+            return json.load(f), None
 
 
 def _play(config: MatchConfig, seed: int | None) -> dict[str, Any]:

@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
-import subprocess
 import sys
-import tempfile
 
 from sf_envs.match.scenarios import MatchConfig
-from sf_envs.vector.procs import kill_group
+from sf_envs.vector.procs import run_in_child
 
 __all__ = ["mark_proven", "probe_start", "proven"]
 
@@ -47,42 +44,17 @@ def mark_proven(config: MatchConfig) -> None:
 def probe_start(config: MatchConfig, port: int, workdir: str) -> str | None:
     """Starts and closes ``config``'s match on ``port`` in a child process.
 
-    The child's stderr goes to a file, not a pipe: after a crash the child's surviving engines
-    would hold a pipe open until their own sync timeout (a minute), and reading it to the end
-    turned every failed probe into a long hang.
-
     Returns:
         None when the match started, else why not (exit status and the engine's last words).
     """
-    limit = config.timeout + _STARTUP_ALLOWANCE_S
-    with tempfile.TemporaryFile(dir=workdir) as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", "from sf_envs.match.probe import _main; _main()", str(port)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            cwd=workdir,
-            start_new_session=True,
-        )
-        try:
-            proc.stdin.write(pickle.dumps(config))
-            proc.stdin.close()
-            proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            return f"starting took over {limit:.0f} s (hung)"
-        except BrokenPipeError:  # the child died before reading its config
-            proc.wait()
-        finally:
-            # Also after a crash: the child's engines outlive it, spinning, in its process group.
-            kill_group(proc.pid)
-            proc.wait()
-        if proc.returncode == 0:
-            return None
-        err.seek(0)
-        tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
-    code = proc.returncode
-    status = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-    return f"{status}: {' | '.join(tail) or 'no output'}"
+    return run_in_child(
+        "from sf_envs.match.probe import _main; _main()",
+        [str(port)],
+        pickle.dumps(config),
+        workdir,
+        config.timeout + _STARTUP_ALLOWANCE_S,
+        "starting",
+    )
 
 
 def _main() -> None:

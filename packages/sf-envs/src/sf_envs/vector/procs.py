@@ -1,4 +1,5 @@
-"""Finding and killing a worker's process group, ViZDoom engines included, from ``/proc``.
+"""Finding and killing a worker's process group, ViZDoom engines included, from ``/proc``; and
+running a risky job in a child process of its own session (:func:`run_in_child`).
 
 A ViZDoom engine killed by SIGKILL cannot remove its shared memory and message queues
 (``/dev/shm/ViZDoom{SM,MQCtr,MQDoom}<instance id>``, ≈ 10 MB per engine), so before killing a
@@ -12,9 +13,12 @@ import contextlib
 import itertools
 import os
 import signal
+import subprocess
+import sys
 import time
+from collections.abc import Sequence
 
-__all__ = ["group_members", "kill_group"]
+__all__ = ["group_members", "kill_group", "run_in_child"]
 
 _SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
 
@@ -69,3 +73,49 @@ def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
         for prefix in _SHM_PREFIXES:
             with contextlib.suppress(OSError):
                 os.unlink(f"/dev/shm/{prefix}{instance}")
+
+
+def run_in_child(
+    source: str, args: Sequence[str], payload: bytes, workdir: str, limit_s: float, what: str
+) -> str | None:
+    """Runs ``python -c source *args`` with ``payload`` on its stdin, in its own session in
+    ``workdir``, and kills its whole process group afterwards, whatever happened.
+
+    For jobs that can take their process down (a fatal ViZDoom init segfaults it) or leave
+    engines spinning. The child's stderr goes to a file, not a pipe: engines that outlive a dead
+    child would hold a pipe open until their own timeouts.
+
+    Args:
+        what: What the child does, for the hang message (``"the game"``).
+
+    Returns:
+        None when the child exited with status 0, else why not: a hang past ``limit_s``, or the
+        signal or exit status with the last lines of its stderr.
+    """
+    with open(os.path.join(workdir, "child.stderr"), "w+b") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", source, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=workdir,
+            start_new_session=True,
+        )
+        try:
+            proc.stdin.write(payload)  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+            proc.wait(timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            return f"{what} took over {limit_s:.0f} s (hung)"
+        except BrokenPipeError:  # the child died before reading its job
+            proc.wait()
+        finally:
+            kill_group(proc.pid)
+            proc.wait()
+        if proc.returncode == 0:
+            return None
+        err.seek(0)
+        tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
+    code = proc.returncode
+    status = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+    return f"{status}: {' | '.join(tail) or 'no output'}"
