@@ -26,6 +26,7 @@ start, scheduling, the store).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing
 import os
 import tempfile
@@ -183,13 +184,7 @@ def main() -> None:
         f"(runner start-up and first match start); {replayed} replays after engine crashes"
     )
     top = f"bot:{ladder[-1]}"
-    same = TournamentConfig(
-        scenario="duel_bots",
-        map=args.map,
-        games=args.compare,
-        timelimit=args.timelimit,
-        workers=args.workers,
-    )
+    same = dataclasses.replace(config, games=args.compare)
     console.print(
         f"throughput, random vs {top}: {args.rounds} rounds of {args.compare} games of "
         f"{args.timelimit:g} min, league ({same.workers or os.cpu_count()} runners) then one "
