@@ -94,9 +94,11 @@ def _make_vizdoom() -> gym.Env:
     return gym.make("VizdoomBasic-v1", frame_skip=FRAME_SKIP, screen_resolution="RES_160X120")
 
 
-def _raw_worker(seconds: float, games: int, out: mp.Queue) -> None:
+def _raw_worker(seconds: float, games: int, cpu: int | None, out: mp.Queue) -> None:
     import vizdoom
 
+    if cpu is not None:  # before init: the engines inherit the affinity
+        os.sched_setaffinity(0, {cpu})
     os.chdir(tempfile.mkdtemp(prefix="vzd_raw_"))
     pool = []
     for _ in range(games):
@@ -123,12 +125,22 @@ def _raw_worker(seconds: float, games: int, out: mp.Queue) -> None:
         game.close()
 
 
-def bench_raw(workers: int, seconds: float, games_per_worker: int = 1) -> float:
+def bench_raw(workers: int, seconds: float, games_per_worker: int = 1, pin: bool = True) -> float:
+    """Summed env frames/s of ``workers`` processes stepping ``games_per_worker`` bare games each.
+
+    With ``pin``, process i and its engines run on the i-th allowed CPU, as the sf workers do:
+    a bare game is fastest so (its engine round trips never cross CPUs), and a limit has to be
+    the best the bare engine can do, not a handicapped one.
+    """
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
+    cpus = sorted(os.sched_getaffinity(0))
     procs = [
-        ctx.Process(target=_raw_worker, args=(seconds, games_per_worker, out))
-        for _ in range(workers)
+        ctx.Process(
+            target=_raw_worker,
+            args=(seconds, games_per_worker, cpus[i % len(cpus)] if pin else None, out),
+        )
+        for i in range(workers)
     ]
     for p in procs:
         p.start()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from sf_envs.match import MatchConfig
@@ -27,6 +29,8 @@ def test_two_duels_step_in_the_engine_with_one_row_per_agent() -> None:
         shared["seed"][:] = [1, 1, 2, 2]
         run_all(engine, protocol.RESET, [0, 1])
         assert shared["obs"].any(axis=(1, 2, 3)).all()
+        # Lock-step agents keep the default policy: wake-up preemption speeds their barriers.
+        assert all(os.sched_getscheduler(p) == os.SCHED_OTHER for p in engine.worker_pids)
         rng = np.random.default_rng(0)
         steps = 0
         while not shared["truncated"].any():

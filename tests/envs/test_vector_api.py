@@ -236,6 +236,15 @@ def test_pinned_workers_and_their_engines_stay_on_one_cpu():
                 assert os.sched_getaffinity(proc) == {cpus[i % len(cpus)]}
 
 
+def test_workers_and_their_engines_run_under_batch_scheduling():
+    # No wake-up preemption between a worker and its engines: half the context switches per tic.
+    with DoomVectorEnv("basic", num_envs=2, num_workers=2, **FAST) as env:
+        env.reset(seed=0)
+        for pid in env.worker_pids:
+            for proc in (pid, *_children(pid)):
+                assert os.sched_getscheduler(proc) == os.SCHED_BATCH
+
+
 def test_workers_are_not_pinned_when_they_do_not_deal_evenly_to_the_cpus():
     cpus = os.sched_getaffinity(0)
     workers = len(cpus) + 1
