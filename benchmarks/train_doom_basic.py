@@ -9,6 +9,7 @@ frames and 5 min 20 s. The wall clock here is shared with other work on the mach
 are the fairer comparison.
 
     python benchmarks/train_doom_basic.py --out doom_basic.png [--frames N] [--sync] [--torch-threads N]
+        [--no-value-bootstrap]
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sf_train.config import Config, RunConfig
+from sf_train.config import AlgoConfig, Config, RunConfig
 from sf_train.trainer import Progress, Trainer
 
 TARGET = 75.0
@@ -33,6 +34,12 @@ def main() -> None:
     parser.add_argument("--keep-going", action="store_true", help="train past the target")
     parser.add_argument("--torch-threads", type=int, default=0, help="0: the default (1)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--value-bootstrap",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="bootstrap time-limit truncations (algo.value_bootstrap)",
+    )
     args = parser.parse_args()
 
     curve: list[tuple[float, int, float]] = []
@@ -41,13 +48,14 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as run_dir:
         cfg = Config(
+            algo=AlgoConfig(value_bootstrap=args.value_bootstrap),
             run=RunConfig(
                 run_dir=run_dir,
                 frames=args.frames,
                 sync=args.sync,
                 seed=args.seed,
                 torch_threads=args.torch_threads,
-            )
+            ),
         )
         with Trainer(cfg) as trainer:
 

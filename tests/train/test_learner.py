@@ -20,7 +20,9 @@ def make(num_envs, batch_size, algo, model_cfg=TINY, T=8, seed=0, **env_kwargs):
     torch.manual_seed(seed)
     venv = ToyVecEnv(num_envs, batch_size, seed=seed, **env_kwargs)
     model = ActorCritic(venv.single_observation_space, venv.single_action_space, model_cfg)
-    sampler = Sampler(venv, model, T=T, B=num_envs, device=CPU)
+    sampler = Sampler(
+        venv, model, T=T, B=num_envs, device=CPU, bootstrap_truncations=algo.value_bootstrap
+    )
     sampler.start(seed=seed)
     return venv, sampler, Learner(model, algo, CPU)
 
@@ -124,3 +126,36 @@ def test_short_synchronous_run_learns_the_toy_env(rnn, measurements):
     finally:
         venv.close()
     assert np.mean(recent) >= 14.5
+
+
+@pytest.mark.parametrize("bootstrap", [True, False])
+def test_a_time_limit_is_not_the_end_of_the_world_for_the_critic(bootstrap):
+    """Reward 1 per right action, gamma 0.5, episodes cut after 4 steps by a time limit.
+
+    The screen does not show the time, so a critic that bootstraps the cuts learns the
+    task's true value, 1 / (1 - gamma) = 2 for a perfect policy; one that treats them as the end
+    learns the average of 1.875, 1.75, 1.5 and 1 over an episode's steps, about 1.53.
+    """
+    algo = AlgoConfig(
+        learning_rate=5e-3,
+        gamma=0.5,
+        entropy_coef=0.001,
+        reward_scale=1.0,
+        value_bootstrap=bootstrap,
+    )
+    model_cfg = ModelConfig(**{**TINY.__dict__, "rnn": False})
+    venv, sampler, learner = make(
+        8, 8, algo, model_cfg, T=16, seed=1, episode_length=4, time_limit=True
+    )
+    values: list[float] = []
+    try:
+        for _ in range(100):
+            rollout = sampler.collect(learner.version)
+            learner.train(rollout.buffer)
+            values.append(float(rollout.buffer.values.mean()))
+            sampler.release(rollout.buffer)
+    finally:
+        venv.close()
+    assert (rollout.episode_returns == 4).all()  # the policy is perfect by now
+    expected = 2.0 if bootstrap else (1.875 + 1.75 + 1.5 + 1.0) / 4
+    assert np.mean(values[-10:]) == pytest.approx(expected, abs=0.1)

@@ -73,3 +73,89 @@ def test_unreleased_buffers_are_reported():
     with pytest.raises(RuntimeError, match="release"):
         sampler.collect(0)
         sampler.collect(0)
+
+
+class _RecordingToyVecEnv(ToyVecEnv):
+    """Keeps every final observation recv() reports, by env id, in the order they came."""
+
+    def __init__(self, *args, drop_final_obs: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.drop_final_obs = drop_final_obs
+        self.final_obs: dict[int, list[np.ndarray]] = {}
+
+    def recv(self):
+        obs, reward, terminated, truncated, info = super().recv()
+        for row in np.flatnonzero(truncated):
+            self.final_obs.setdefault(int(info["env_id"][row]), []).append(
+                info["final_obs"][row].copy()
+            )
+        if self.drop_final_obs:
+            del info["final_obs"], info["_final_obs"]
+        return obs, reward, terminated, truncated, info
+
+
+FEED_FORWARD = ModelConfig(**{**TINY.__dict__, "rnn": False})
+
+
+@pytest.mark.parametrize("bootstrap", [True, False])
+def test_time_limit_cuts_store_the_value_of_the_final_observation(bootstrap):
+    venv = _RecordingToyVecEnv(4, episode_length=3, time_limit=True)
+    model = ActorCritic(venv.single_observation_space, venv.single_action_space, FEED_FORWARD)
+    sampler = Sampler(
+        venv, model, T=6, B=4, device=torch.device("cpu"), bootstrap_truncations=bootstrap
+    )
+    sampler.start(seed=0)
+    buf = sampler.collect(policy_version=0).buffer
+    # Every episode ends by the time limit after 3 steps: cells t = 2 and 5 of every column.
+    cut = torch.tensor([False, False, True] * 2).unsqueeze(1).expand(6, 4)
+    assert torch.equal(buf.dones, cut)
+    assert (buf.truncation_values[~cut] == 0).all()
+    if not bootstrap:
+        assert (buf.truncation_values == 0).all()
+        return
+    # In lock step (batch = all envs) env c fills column c; its cuts are its first two episodes.
+    with torch.no_grad():
+        for c in range(4):
+            finals = torch.as_tensor(np.stack(venv.final_obs[c][:2]))
+            expected = model(finals, model.initial_state(2, torch.device("cpu"))).values
+            torch.testing.assert_close(buf.truncation_values[[2, 5], c], expected)
+    assert (buf.truncation_values[cut] != 0).all()
+
+
+def test_bootstrapping_a_time_limit_needs_the_final_observation():
+    venv = _RecordingToyVecEnv(2, episode_length=2, time_limit=True, drop_final_obs=True)
+    model = ActorCritic(venv.single_observation_space, venv.single_action_space, TINY)
+    sampler = Sampler(venv, model, T=4, B=2, device=torch.device("cpu"), bootstrap_truncations=True)
+    sampler.start(seed=0)
+    with pytest.raises(ValueError, match=r"final_obs.*value_bootstrap"):
+        sampler.collect(policy_version=0)
+
+
+def test_a_doom_match_cut_by_its_time_limit_is_bootstrapped():
+    """The real engine end to end: a 0.05-minute DuelBots match is truncated after 26 steps."""
+    from sf_train.config import EnvConfig
+    from sf_train.envs import make_env
+
+    cfg = EnvConfig(
+        env="sf/DoomDuelBots-v0",
+        num_envs=1,
+        batch_size=1,
+        num_workers=1,
+        obs_size=(32, 24),
+        env_options=("timelimit=0.05",),
+    )
+    venv = make_env(cfg)
+    try:
+        model = ActorCritic(venv.single_observation_space, venv.single_action_space, TINY)
+        sampler = Sampler(
+            venv, model, T=30, B=1, device=torch.device("cpu"), bootstrap_truncations=True
+        )
+        sampler.start(seed=0)
+        buf = sampler.collect(policy_version=0).buffer
+    finally:
+        venv.close()
+    ends = torch.nonzero(buf.dones[:, 0]).flatten().tolist()
+    # The 26th step: 105 tics are 2 settle tics at reset, then ceil(103 / 4) steps.
+    assert ends == [25]
+    assert buf.truncation_values[25, 0] != 0
+    assert (buf.truncation_values[torch.arange(30) != 25] == 0).all()

@@ -35,6 +35,9 @@ class TrajectoryBuffer:
         values: Behaviour-time value estimates, ``[T, B]`` (for value clipping).
         rewards: Rewards, ``[T, B]``.
         dones: Whether the episode ended after step ``t`` (terminated or truncated), ``[T, B]``.
+        truncation_values: Where a time limit cut the episode after step ``t``, the behaviour
+            policy's value of the final observation (the bootstrap that the cut hides), else 0,
+            ``[T, B]``.
         policy_versions: Version of the policy that chose each action, ``[T, B]`` int64.
         rnn_state: Recurrent state before step 0, ``[B, H]`` (already zeroed at episode starts).
     """
@@ -63,6 +66,7 @@ class TrajectoryBuffer:
         self.values = _alloc((T, B), torch.float32, pin)
         self.rewards = _alloc((T, B), torch.float32, pin)
         self.dones = _alloc((T, B), torch.bool, pin)
+        self.truncation_values = _alloc((T, B), torch.float32, pin)
         self.policy_versions = _alloc((T, B), torch.int64, pin)
         self.rnn_state = _alloc((B, rnn_size), torch.float32, pin)
 
@@ -84,7 +88,15 @@ class TrajectoryBuffer:
             if isinstance(self.obs, dict)
             else move(self.obs)
         )
-        fields = ("actions", "log_probs", "values", "rewards", "dones", "policy_versions")
+        fields = (
+            "actions",
+            "log_probs",
+            "values",
+            "rewards",
+            "dones",
+            "truncation_values",
+            "policy_versions",
+        )
         out: dict[str, Tensor | dict[str, Tensor]] = {f: move(getattr(self, f)) for f in fields}
         out["obs"] = obs
         out["rnn_state"] = move(self.rnn_state)

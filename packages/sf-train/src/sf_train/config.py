@@ -177,6 +177,10 @@ class AlgoConfig:
     """Samples produced more than this many policy versions ago are excluded from the loss."""
     normalize_advantages: bool = True
     """Standardise advantages over each minibatch."""
+    value_bootstrap: bool = True
+    """Where a time limit truncates an episode, bootstrap its last step from the value of the
+    final observation (Pardo et al. 2018, "Time Limits in Reinforcement Learning") instead of
+    treating the cut as the end of the world. Real terminations are never bootstrapped."""
 
 
 @dataclass

@@ -90,11 +90,14 @@ class Learner:
 
         with torch.no_grad():
             discounts = cfg.gamma * (~mb["dones"]).float()
+            # A time limit ends the episode, not the task: the cut step still earns the
+            # discounted value of where it led (zero where nothing was cut).
+            rewards = mb["rewards"] * cfg.reward_scale + cfg.gamma * mb["truncation_values"]
             log_rhos = log_probs.detach() - mb["log_probs"]
             vs, pg_advantages = vtrace(
                 log_rhos,
                 discounts,
-                mb["rewards"] * cfg.reward_scale,
+                rewards,
                 values[:T].detach(),
                 values[T].detach(),
                 rho_bar=cfg.rho_bar,

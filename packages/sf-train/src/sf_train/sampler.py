@@ -104,6 +104,9 @@ class Sampler:
         num_buffers: Batches in the ring; 3 lets envs run one batch ahead while the learner
             holds another.
         generator: Random generator for action sampling (on ``device``), for reproducibility.
+        bootstrap_truncations: Store the value of the final observation where a time limit
+            truncated an episode (``TrajectoryBuffer.truncation_values``); the env must report
+            it in ``info["final_obs"]``, as the sf-envs engine does.
     """
 
     def __init__(
@@ -115,8 +118,10 @@ class Sampler:
         device: torch.device,
         num_buffers: int = 3,
         generator: torch.Generator | None = None,
+        bootstrap_truncations: bool = False,
     ) -> None:
         self.venv = venv
+        self.bootstrap_truncations = bootstrap_truncations
         self.model = model
         self.T, self.B = T, B
         self.device = device
@@ -173,7 +178,14 @@ class Sampler:
             groups.setdefault(id(slot), (slot, []))[1].append(int(r))
         return [(slot, np.array(rs)) for slot, rs in groups.values()]
 
-    def _record(self, obs: Any, reward: np.ndarray, done: np.ndarray, env_ids: np.ndarray) -> None:
+    def _record(
+        self,
+        obs: Any,
+        reward: np.ndarray,
+        done: np.ndarray,
+        truncation_values: np.ndarray,
+        env_ids: np.ndarray,
+    ) -> None:
         """Stores the results of the envs' previous actions and their new observations."""
         started = np.array([self._slot[e] is not None for e in env_ids], dtype=bool)
         for slot, rows in self._by_slot(env_ids, np.flatnonzero(started)):
@@ -181,6 +193,7 @@ class Sampler:
             t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
             slot.buffer.rewards[t, c] = torch.from_numpy(np.asarray(reward, np.float32)[rows])
             slot.buffer.dones[t, c] = torch.from_numpy(done[rows])
+            slot.buffer.truncation_values[t, c] = torch.from_numpy(truncation_values[rows])
             self._t[e] += 1
             full = rows[self._t[e] == self.T]
             if len(full):
@@ -203,15 +216,49 @@ class Sampler:
                 slot.buffer.rnn_state[cols] = self._rnn_state[torch.from_numpy(first)].cpu()
 
     @torch.no_grad()
-    def _act(self, obs: Any, env_ids: np.ndarray, policy: int | PolicySource) -> None:
-        ids = torch.from_numpy(env_ids)
-        x = _rows(obs, np.arange(len(env_ids)))
+    def _forward(
+        self, obs: Any, rows: np.ndarray, env_ids: np.ndarray, policy: int | PolicySource
+    ) -> tuple[Any, int]:
+        """The model's output for ``obs[rows]`` of the envs ``env_ids`` (their recurrent
+        states), and the version of the weights that computed it."""
+        x = _rows(obs, rows)
         if isinstance(x, dict):
             x = {k: v.to(self.device, non_blocking=True) for k, v in x.items()}
         else:
             x = x.to(self.device, non_blocking=True)
+        ids = torch.from_numpy(env_ids).to(self.device)
         with nullcontext(policy) if isinstance(policy, int) else policy() as policy_version:
-            out = self.model(x, self._rnn_state[ids.to(self.device)])
+            return self.model(x, self._rnn_state[ids]), policy_version
+
+    def _truncation_values(
+        self,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        info: dict[str, Any],
+        env_ids: np.ndarray,
+        policy: int | PolicySource,
+    ) -> np.ndarray:
+        """Per recv() row: the value of the final observation where a time limit (and not a
+        termination) ended the episode, else 0. Called before the ended envs' recurrent states
+        are zeroed, so each final observation is seen with the memory of its own episode."""
+        values = np.zeros(len(env_ids), dtype=np.float32)
+        cut = np.flatnonzero(np.asarray(truncated) & ~np.asarray(terminated))
+        if not self.bootstrap_truncations or not len(cut):
+            return values
+        if "final_obs" not in info:
+            raise ValueError(
+                "the env reported time-limit truncations without info['final_obs'], which "
+                "value bootstrapping needs: use an env that autoresets SAME_STEP with final_obs "
+                "(as the sf-envs engine does) or turn value_bootstrap off"
+            )
+        out, _ = self._forward(info["final_obs"], cut, env_ids[cut], policy)
+        values[cut] = out.values.cpu().numpy()
+        return values
+
+    @torch.no_grad()
+    def _act(self, obs: Any, env_ids: np.ndarray, policy: int | PolicySource) -> None:
+        ids = torch.from_numpy(env_ids)
+        out, policy_version = self._forward(obs, np.arange(len(env_ids)), env_ids, policy)
         actions = self.model.action_dist.sample(out.logits, self.generator)
         log_probs = self.model.action_dist.log_prob(out.logits, actions)
         self._rnn_state[ids.to(self.device)] = out.rnn_state
@@ -254,7 +301,10 @@ class Sampler:
                 variables = info.get("final_info", {}).get("variables")
                 if variables is not None:
                     self._variables.append(np.asarray(variables)[mask].astype(np.float64))
-            self._record(obs, reward, done, env_ids)
+            cut_values = self._truncation_values(
+                terminated, truncated, info, env_ids, policy_version
+            )
+            self._record(obs, reward, done, cut_values, env_ids)
             if self._filling and self._filling[0].complete == self.B:
                 self._parked = (_copy(obs), env_ids.copy())
                 break

@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 __all__ = ["ToyEnv", "ToyVecEnv"]
 
-_STATE_ARRAYS = ("_side", "_col", "_t", "_return", "_reward", "_terminated")
+_STATE_ARRAYS = ("_side", "_col", "_final_col", "_t", "_return", "_reward", "_ended")
 _STATE_ARRAYS += ("_episode_r", "_episode_l")
 
 
@@ -32,6 +32,9 @@ class ToyVecEnv:
         batch_size: Envs returned per ``recv()``; less than ``num_envs`` is asynchronous.
         obs_shape: ``(C, H, W)`` of the uint8 screen.
         episode_length: Steps per episode (the last one is ``terminated``).
+        time_limit: End episodes by a time limit instead: the last step is ``truncated``, and
+            the observation it led to comes in ``info["final_obs"]`` (masked by
+            ``info["_final_obs"]``), as the sf-envs engine reports it.
         measurements: Emit Dict observations with a ``"measurements"`` vector
             (the episode's progress) besides the ``"screen"``.
         shuffle: Return ready envs in random order, as envs of uneven speed would be.
@@ -53,8 +56,10 @@ class ToyVecEnv:
         measurements: bool = False,
         shuffle: bool = False,
         seed: int | None = None,
+        time_limit: bool = False,
     ) -> None:
         self.num_envs = num_envs
+        self.time_limit = time_limit
         self.batch_size = num_envs if batch_size is None else batch_size
         if not 1 <= self.batch_size <= num_envs:
             raise ValueError(f"batch_size={batch_size}: use 1..num_envs ({num_envs})")
@@ -72,12 +77,13 @@ class ToyVecEnv:
         self._rng = np.random.default_rng(seed)
         self._side = np.zeros(num_envs, dtype=np.int64)
         self._col = np.zeros(num_envs, dtype=np.int64)
+        self._final_col = np.zeros(num_envs, dtype=np.int64)  # target shown after a time limit
         self._t = np.zeros(num_envs, dtype=np.int64)
         self._return = np.zeros(num_envs, dtype=np.float32)
         self._ready: list[int] = []
         # Per-env result of the last step, returned by recv().
         self._reward = np.zeros(num_envs, dtype=np.float32)
-        self._terminated = np.zeros(num_envs, dtype=bool)
+        self._ended = np.zeros(num_envs, dtype=bool)  # the episode ended on the last step
         self._episode_r = np.zeros(num_envs, dtype=np.float32)
         self._episode_l = np.zeros(num_envs, dtype=np.int32)
         self._closed = False
@@ -100,7 +106,7 @@ class ToyVecEnv:
         self._t[:] = 0
         self._return[:] = 0
         self._reward[:] = 0
-        self._terminated[:] = False
+        self._ended[:] = False
         self._new_target(ids)
         self._ready = list(ids)
 
@@ -118,20 +124,34 @@ class ToyVecEnv:
         ids = np.array(self._ready[: self.batch_size], dtype=np.int32)
         del self._ready[: self.batch_size]
 
-        screen = np.zeros((len(ids), *self.single_screen_shape), dtype=np.uint8)
-        screen[np.arange(len(ids)), :, self.single_screen_shape[1] // 2, self._col[ids]] = 255
-        obs: Any = screen
-        if isinstance(self.single_observation_space, spaces.Dict):
-            progress = (self._t[ids] / self.episode_length).astype(np.float32)[:, None]
-            obs = {"screen": screen, "measurements": progress}
-        episode_mask = self._terminated[ids].copy()
-        info = {
+        screen = self._screens(self._col[ids])
+        obs: Any = self._observation(screen, self._t[ids])
+        episode_mask = self._ended[ids].copy()
+        info: dict[str, Any] = {
             "env_id": ids,
             "_episode": episode_mask,
             "episode": {"r": self._episode_r[ids].copy(), "l": self._episode_l[ids].copy()},
         }
+        if self.time_limit:
+            final = self._screens(self._final_col[ids]) * episode_mask[:, None, None, None]
+            info["final_obs"] = self._observation(final, np.full(len(ids), self.episode_length))
+            info["_final_obs"] = episode_mask
+            return obs, self._reward[ids].copy(), np.zeros_like(episode_mask), episode_mask, info
         truncated = np.zeros(len(ids), dtype=bool)
         return obs, self._reward[ids].copy(), episode_mask, truncated, info
+
+    def _screens(self, cols: np.ndarray) -> np.ndarray:
+        """Dark screens with one bright pixel in column ``cols[i]`` of the middle row."""
+        shape = self.single_screen_shape
+        screen = np.zeros((len(cols), *shape), dtype=np.uint8)
+        screen[np.arange(len(cols)), :, shape[1] // 2, cols] = 255
+        return screen
+
+    def _observation(self, screen: np.ndarray, t: np.ndarray) -> Any:
+        if isinstance(self.single_observation_space, spaces.Dict):
+            progress = (t / self.episode_length).astype(np.float32)[:, None]
+            return {"screen": screen, "measurements": progress}
+        return screen
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None:
         """Steps the envs ``env_ids`` with ``actions``; they become ready for ``recv()``."""
@@ -147,13 +167,16 @@ class ToyVecEnv:
         self._return[ids] += self._reward[ids]
         self._t[ids] += 1
         done = self._t[ids] >= self.episode_length
-        self._terminated[ids] = done
+        self._ended[ids] = done
         finished = ids[done]
         self._episode_r[finished] = self._return[finished]
         self._episode_l[finished] = self._t[finished]
         self._t[finished] = 0
         self._return[finished] = 0
         self._new_target(ids)
+        if self.time_limit:  # the target just drawn is what the cut episode would have seen
+            self._final_col[finished] = self._col[finished]
+            self._new_target(finished)
         self._ready.extend(int(i) for i in ids)
 
     def state_dict(self) -> dict[str, Any]:

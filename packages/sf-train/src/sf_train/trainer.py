@@ -198,6 +198,7 @@ class Trainer:
                 # Async: one batch filling (two when envs straddle), one queued, one learning.
                 num_buffers=3 if sync else 5,
                 generator=self.generator,
+                bootstrap_truncations=cfg.algo.value_bootstrap,
             )
             self.variable_names = game_variable_names(self.venv)
             self.frames = 0
