@@ -99,3 +99,32 @@ def test_bad_settings_raise_naming_the_fix() -> None:
             env.unwrapped.step(9)
         finally:
             env.close()
+
+
+def test_self_play_id_gives_one_row_per_agent_and_refuses_a_single_env() -> None:
+    assert sf_envs.self_play_env_ids() == ["sf/DoomDuel-v0"]
+    with pytest.raises(
+        ValueError, match=r"make_vec\('sf/DoomDuel-v0', num_envs=k \* 2\).*make_match"
+    ):
+        gym.make("sf/DoomDuel-v0")
+    with pytest.raises(ValueError, match="multiple of 2 rows per unit"):
+        gym.make_vec("sf/DoomDuel-v0", num_envs=3, num_workers=1, **SMALL)
+    env = gym.make_vec("sf/DoomDuel-v0", num_envs=4, batch_size=4, num_workers=2, **SMALL)
+    try:
+        assert isinstance(env, DoomAsyncVectorEnv)
+        env.async_reset(seed=0)
+        obs, _, _, _, info = env.recv()
+        np.testing.assert_array_equal(info["env_id"], [0, 1, 2, 3])
+        # Two agents of one match see the arena from their own spawn spots.
+        assert not np.array_equal(obs[0], obs[1])
+        steps = 0
+        while True:
+            env.send(np.full(4, 3), info["env_id"])  # everyone fires in place
+            _, _, terminated, truncated, info = env.recv()
+            steps += 1
+            if truncated.any():
+                break
+        assert truncated.all() and not terminated.any()  # the rows of a match end together
+        assert steps == 52  # 0.1 min, as for the single-agent ids
+    finally:
+        env.close()

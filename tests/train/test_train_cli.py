@@ -36,40 +36,34 @@ def test_user_errors_print_the_fix(tmp_path, toy_flags, capsys):
         main(["frobnicate"])
 
 
+TINY_FLAGS = [
+    "--obs-size",
+    "32",
+    "24",
+    "--conv-channels",
+    "4",
+    "--conv-kernels",
+    "4",
+    "--conv-strides",
+    "2",
+    "--fc-size",
+    "16",
+    "--rnn-size",
+    "8",
+    "--rollout",
+    "8",
+    "--num-minibatches",
+    "2",
+    "--torch-threads",
+    "1",
+]
+
+
 def test_doom_smoke(tmp_path, capsys):
     """A few hundred frames of sf/DoomBasic-v0 through the CLI with a tiny network."""
     run = str(tmp_path / "doom")
-    flags = [
-        "--env",
-        "sf/DoomBasic-v0",
-        "--num-envs",
-        "2",
-        "--batch-size",
-        "1",
-        "--num-workers",
-        "1",
-        "--obs-size",
-        "32",
-        "24",
-        "--conv-channels",
-        "4",
-        "--conv-kernels",
-        "4",
-        "--conv-strides",
-        "2",
-        "--fc-size",
-        "16",
-        "--rnn-size",
-        "8",
-        "--rollout",
-        "8",
-        "--num-minibatches",
-        "2",
-        "--torch-threads",
-        "1",
-        "--frames",
-        "256",
-    ]
+    flags = ["--env", "sf/DoomBasic-v0", "--num-envs", "2", "--batch-size", "1"]
+    flags += ["--num-workers", "1", *TINY_FLAGS, "--frames", "256"]
     assert main(["train", *flags, "--run-dir", run]) == 0
     capsys.readouterr()
     assert main(["eval", run, "--episodes", "1", "--json"]) == 0
@@ -78,3 +72,19 @@ def test_doom_smoke(tmp_path, capsys):
     gif = tmp_path / "doom.gif"
     assert main(["enjoy", run, "--out", str(gif)]) == 0
     assert imageio.mimread(gif)[0].shape == (120, 160, 3)
+
+
+def test_self_play_trains_both_agents_of_a_duel(tmp_path, capsys):
+    """sf/DoomDuel-v0: one policy plays both rows of every match; eval rounds up to whole
+    matches, and a video (one agent's view) is refused with the alternatives."""
+    run = str(tmp_path / "duel")
+    flags = ["--env", "sf/DoomDuel-v0", "--num-envs", "4", "--batch-size", "4"]
+    flags += ["--num-workers", "2", *TINY_FLAGS, "--frames", "256"]
+    flags += ["--env-options", "timelimit=0.05"]
+    assert main(["train", *flags, "--run-dir", run]) == 0
+    capsys.readouterr()
+    assert main(["eval", run, "--episodes", "3", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["episodes"] == 3 and summary["length_mean"] == 26.0
+    assert main(["enjoy", run, "--out", str(tmp_path / "duel.gif")]) == 2
+    assert "sf-league evaluate --scenario duel" in capsys.readouterr().err

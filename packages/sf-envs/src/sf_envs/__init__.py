@@ -10,7 +10,7 @@ from sf_envs.game import DoomCore
 from sf_envs.match import MatchEnv, make_match, match_scenario_names
 from sf_envs.match_single import SingleAgentMatchEnv
 from sf_envs.options import DoomOptions
-from sf_envs.registration import env_ids, make, match_env_ids, register_envs
+from sf_envs.registration import env_ids, make, match_env_ids, register_envs, self_play_env_ids
 from sf_envs.scenarios import SCENARIOS, Scenario, get_scenario, scenario_names
 from sf_envs.vector import DoomAsyncVectorEnv, DoomVectorEnv, VectorEnvError
 
@@ -34,6 +34,7 @@ __all__ = [
     "match_scenario_names",
     "register_envs",
     "scenario_names",
+    "self_play_env_ids",
 ]
 
 __version__ = "0.1.0"

@@ -1,10 +1,12 @@
-"""One learning agent against scripted bots as a plain ``gymnasium.Env`` (``sf/DoomDuelBots-v0``).
+"""Matches for single-agent trainers: plain ``gymnasium.Env`` s and the vector form of every id.
 
 Single-agent trainers speak gymnasium, not PettingZoo, so a match of exactly one learning agent
-gets the single-player conventions of :class:`~sf_envs.env.DoomEnv`: the same observations,
-``Discrete`` actions, the time limit as ``truncated``, ``info["episode"]`` on the last step. The
-match itself is :class:`~sf_envs.match.env.MatchEnv`; vectorised, each env is one match unit
-(:class:`~sf_envs.match.unit.MatchUnitFactory`) in the engine.
+(``sf/DoomDuelBots-v0``) gets the single-player conventions of :class:`~sf_envs.env.DoomEnv`: the
+same observations, ``Discrete`` actions, the time limit as ``truncated``, ``info["episode"]`` on
+the last step. The match itself is :class:`~sf_envs.match.env.MatchEnv`; vectorised, each match
+is one unit (:class:`~sf_envs.match.unit.MatchUnitFactory`) in the engine with one row per
+learning agent, so a match of several agents (``sf/DoomDuel-v0``) is self-play for a trainer
+that plays every row with its one policy.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from sf_envs.vector.async_env import DoomAsyncVectorEnv
 from sf_envs.vector.gym_vector import DoomVectorEnv
 from sf_envs.vector.make import make_vec
 
-__all__ = ["SingleAgentMatchEnv", "make_match_vec"]
+__all__ = ["SingleAgentMatchEnv", "make_match_vec", "refuse_single_env"]
 
 _AGENT = "player_0"
 # Keyword arguments of the vector faces; every other one configures the matches.
@@ -133,17 +135,31 @@ class SingleAgentMatchEnv(gym.Env):
 def make_match_vec(
     scenario: str, num_envs: int = 1, batch_size: int | None = None, **kwargs: Any
 ) -> DoomVectorEnv | DoomAsyncVectorEnv:
-    """The ``vector_entry_point`` of the single-agent match ids: one match unit per env.
+    """The ``vector_entry_point`` of the match ids: one row per learning agent.
 
     Args:
         scenario: Match scenario name (filled in by the registered id).
-        num_envs: Number of envs, i.e. of matches.
+        num_envs: Number of envs, i.e. of rows: matches x learning agents per match. A row's
+            episode is its agent's view of the whole match; the rows of one match start and end
+            together.
         batch_size: Ask for the async send/recv face returning this many envs per ``recv``.
         **kwargs: The vector engine's (``num_workers``, ``autoreset_mode``, ``copy``,
-            ``step_timeout_s``, ``start_timeout_s``, ``max_restarts``); all others configure the
-            matches as for :class:`SingleAgentMatchEnv`.
+            ``step_timeout_s``, ``start_timeout_s``, ``max_restarts``, ``pin_workers``); all
+            others configure the matches as for :func:`~sf_envs.make_match`.
     """
     engine = {k: v for k, v in kwargs.items() if k in _ENGINE_KWARGS}
     match = {k: v for k, v in kwargs.items() if k not in _ENGINE_KWARGS}
-    factory = MatchUnitFactory(_single_agent_config(scenario, match))
+    factory = MatchUnitFactory(MatchConfig.create(scenario, **match))
     return make_vec(scenario, num_envs, batch_size, factory=factory, **engine)
+
+
+def refuse_single_env(scenario: str, **kwargs: Any) -> gym.Env:
+    """The ``entry_point`` of the ids of several learning agents: ``gymnasium.make`` has room
+    for one agent, so it gets an error naming the two forms that exist."""
+    config = MatchConfig.create(scenario, **kwargs)
+    env_id = MATCH_SCENARIOS[scenario].env_id
+    raise ValueError(
+        f"{env_id} is a match of {config.num_agents} learning agents and gymnasium.make gives "
+        f"one agent: use gymnasium.make_vec({env_id!r}, num_envs=k * {config.num_agents}) "
+        f"(one row per agent, self-play) or sf_envs.make_match({scenario!r}) (PettingZoo)"
+    )

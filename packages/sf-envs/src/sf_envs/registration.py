@@ -1,7 +1,9 @@
 """Gymnasium ids for every scenario, registered when ``sf_envs`` is imported.
 
-Single-player scenarios and the single-agent match scenarios (one learning agent against bots,
-:mod:`sf_envs.match_single`) share the ``sf/Doom*-v0`` namespace.
+Single-player scenarios and the match scenarios share the ``sf/Doom*-v0`` namespace. A match of
+one learning agent against bots is a plain env (:mod:`sf_envs.match_single`); a match of several
+learning agents (``sf/DoomDuel-v0``) exists only vectorised, one row per agent, because
+``gymnasium.Env`` has room for one agent (its PettingZoo form is ``sf_envs.make_match``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import gymnasium as gym
 from sf_envs.match.scenarios import MATCH_SCENARIOS, MatchScenario
 from sf_envs.scenarios import SCENARIOS
 
-__all__ = ["env_ids", "make", "match_env_ids", "register_envs"]
+__all__ = ["env_ids", "make", "match_env_ids", "register_envs", "self_play_env_ids"]
 
 
 def env_ids() -> list[str]:
@@ -27,27 +29,46 @@ def match_env_ids() -> list[str]:
     Kept apart from :func:`env_ids` because matches cannot honour gymnasium's reset-seed
     determinism: ViZDoom picks deathmatch spawn spots with a generator its seed does not reach.
     """
-    return sorted(s.env_id for s in _single_agent_matches())
+    return sorted(s.env_id for s in _matches() if s.num_agents == 1)
 
 
-def _single_agent_matches() -> list[MatchScenario]:
+def self_play_env_ids() -> list[str]:
+    """Every id of a match of several learning agents (vector only, one row per agent), sorted."""
+    return sorted(s.env_id for s in _matches() if s.num_agents > 1)
+
+
+def _matches() -> list[MatchScenario]:
     return [s for s in MATCH_SCENARIOS.values() if s.env_id is not None]
 
 
 def register_envs() -> None:
     """Registers one gymnasium id per scenario; safe to call more than once."""
-    entries = [
-        (s.env_id, s.name, "sf_envs.env:DoomEnv", "sf_envs.vector.make:make_vec")
-        for s in SCENARIOS.values()
-    ] + [
-        (
-            m.env_id,
-            m.name,
-            "sf_envs.match_single:SingleAgentMatchEnv",
-            "sf_envs.match_single:make_match_vec",
-        )
-        for m in _single_agent_matches()
-    ]
+    entries = (
+        [
+            (s.env_id, s.name, "sf_envs.env:DoomEnv", "sf_envs.vector.make:make_vec")
+            for s in SCENARIOS.values()
+        ]
+        + [
+            (
+                m.env_id,
+                m.name,
+                "sf_envs.match_single:SingleAgentMatchEnv",
+                "sf_envs.match_single:make_match_vec",
+            )
+            for m in _matches()
+            if m.num_agents == 1
+        ]
+        + [
+            (
+                m.env_id,
+                m.name,
+                "sf_envs.match_single:refuse_single_env",
+                "sf_envs.match_single:make_match_vec",
+            )
+            for m in _matches()
+            if m.num_agents > 1
+        ]
+    )
     for env_id, name, entry_point, vector_entry_point in entries:
         if env_id not in gym.registry:
             gym.register(
@@ -60,7 +81,7 @@ def register_envs() -> None:
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:
     """``gym.make`` for sf ids, with an error that lists the known ids for an unknown one."""
-    known = env_ids() + match_env_ids()
+    known = env_ids() + match_env_ids() + self_play_env_ids()
     if env_id not in known:
         raise ValueError(f"unknown env id {env_id!r}; known ids: {', '.join(known)}")
     return gym.make(env_id, **kwargs)

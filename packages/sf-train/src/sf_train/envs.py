@@ -17,6 +17,7 @@ from sf_train.toy_env import ToyEnv, ToyVecEnv
 
 __all__ = [
     "TOY_ENV",
+    "agents_per_game",
     "frames_per_step",
     "game_variable_names",
     "make_env",
@@ -83,14 +84,39 @@ def make_env(
         cfg.env,
         num_envs=n,
         batch_size=b,
-        num_workers=min(cfg.num_workers, n),
+        num_workers=max(1, min(cfg.num_workers, n // agents_per_game(cfg))),
         **_doom_options(cfg),
     )
 
 
-def make_single_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> gym.Env:
-    """One env with the same observations as training, rendering full-size frames."""
+def agents_per_game(cfg: EnvConfig) -> int:
+    """Rows one game gives the vector env: its learning agents (``sf/DoomDuel-v0``: 2, played
+    by the one policy, i.e. self-play), else 1. Env counts are multiples of it."""
     _check_id(cfg.env)
+    if cfg.env == TOY_ENV:
+        return 1
+    from sf_envs.match.scenarios import MATCH_SCENARIOS, MatchConfig
+
+    scenario = gym.spec(cfg.env).kwargs.get("scenario")
+    if scenario not in MATCH_SCENARIOS:
+        return 1
+    return MatchConfig.create(scenario, **cfg.options()).num_agents
+
+
+def make_single_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> gym.Env:
+    """One env with the same observations as training, rendering full-size frames.
+
+    Raises:
+        ValueError: For a game of several learning agents, which a single env cannot show.
+    """
+    _check_id(cfg.env)
+    agents = agents_per_game(cfg)
+    if agents > 1:
+        raise ValueError(
+            f"{cfg.env} trains {agents} agents per game (self-play) and a video shows one "
+            "agent's env: evaluate the run with 'sf-train eval', or rank it with 'sf-league "
+            "evaluate --scenario duel' against bots and other agents"
+        )
     if cfg.env == TOY_ENV:
         return ToyEnv(_toy_shape(cfg), TOY_EPISODE_LENGTH, render_mode=render_mode)
     return gym.make(cfg.env, render_mode=render_mode, **_doom_options(cfg))

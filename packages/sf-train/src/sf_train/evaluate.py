@@ -17,7 +17,13 @@ from gymnasium import spaces
 
 from sf_train.checkpoint import load_checkpoint
 from sf_train.config import Config, resolve_device
-from sf_train.envs import frames_per_step, game_variable_names, make_env, make_single_env
+from sf_train.envs import (
+    agents_per_game,
+    frames_per_step,
+    game_variable_names,
+    make_env,
+    make_single_env,
+)
 from sf_train.model import ActorCritic
 from sf_train.run_folder import find_checkpoint, load_run_config
 
@@ -103,7 +109,8 @@ def evaluate(
         raise ValueError(f"episodes={episodes}: evaluate at least one episode")
     cfg = load_run_config(run_dir)
     dev = _device(cfg, device)
-    n = min(num_envs or cfg.env.num_envs, episodes)
+    agents = agents_per_game(cfg.env)  # the rows of one game step and end together
+    n = -(-min(num_envs or cfg.env.num_envs, episodes) // agents) * agents
     quota = np.full(n, episodes // n) + (np.arange(n) < episodes % n)
     venv = make_env(cfg.env, num_envs=n, batch_size=n, seed=seed)
     try:

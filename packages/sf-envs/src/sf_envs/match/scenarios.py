@@ -39,8 +39,9 @@ class MatchScenario:
         bots_range: Inclusive ``(min, max)`` bots.
         timelimit: Match length in minutes of game time (35 tics per second).
         description: One line for listings.
-        env_id: The gymnasium id of its single-agent form (``sf_envs.match_single``), for
-            scenarios of exactly one learning agent; None for the others.
+        env_id: Its gymnasium id, or None. A scenario of one learning agent gets a plain
+            ``gymnasium.Env`` (``sf_envs.match_single``); one of several agents a vector-only
+            id whose rows are the agents (self-play: one policy plays every row).
         spectator_host: Whether the host (``player_0``) joins as a spectator (``+viz_spectator
             1``: invisible, noclip, unshootable), so that only the bots play. Bot-only games
             (:func:`~sf_envs.match.botgame.play_bot_game`) use it; it is not for learning agents.
@@ -76,6 +77,7 @@ MATCH_SCENARIOS: dict[str, MatchScenario] = {
             bots_range=(0, 0),
             timelimit=2.0,
             description="Two learning agents, one on one (self-play).",
+            env_id="sf/DoomDuel-v0",
         ),
         MatchScenario(
             "duel_bots",
