@@ -43,7 +43,7 @@ _ENGINE_KWARGS = frozenset(
 def _single_agent_config(scenario: str, kwargs: dict[str, Any]) -> MatchConfig:
     config = MatchConfig.create(scenario, **kwargs)
     if config.num_agents != 1:
-        single = sorted(s.name for s in MATCH_SCENARIOS.values() if s.env_id)
+        single = sorted(s.name for s in MATCH_SCENARIOS.values() if s.env_id and s.num_agents == 1)
         raise ValueError(
             f"a single-agent env needs a match of one learning agent, but {scenario} has "
             f"{config.num_agents}; use {' or '.join(single)}, or sf_envs.make_match for more"
