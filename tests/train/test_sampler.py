@@ -159,3 +159,48 @@ def test_a_doom_match_cut_by_its_time_limit_is_bootstrapped():
     assert ends == [25]
     assert buf.truncation_values[25, 0] != 0
     assert (buf.truncation_values[torch.arange(30) != 25] == 0).all()
+
+
+class _ActionRecordingToyVecEnv(ToyVecEnv):
+    """Keeps every action sent, by env id."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: dict[int, list[int]] = {}
+
+    def send(self, actions, env_ids):
+        for a, e in zip(np.asarray(actions).tolist(), np.asarray(env_ids).tolist(), strict=True):
+            self.sent.setdefault(e, []).append(a)
+        super().send(actions, env_ids)
+
+
+def test_opponent_envs_are_played_by_the_opponent_and_never_recorded():
+    venv = _ActionRecordingToyVecEnv(4, 2, episode_length=3, shuffle=True)
+    model = ActorCritic(venv.single_observation_space, venv.single_action_space, TINY)
+    sampler = Sampler(venv, model, T=6, B=2, device=torch.device("cpu"), opponent_envs=[1, 3])
+    # An opponent that always turns to action 1, whatever it sees.
+    weights = {k: v.clone() for k, v in model.state_dict().items()}
+    weights["actor.weight"].zero_()
+    weights["actor.bias"][:] = torch.tensor([-30.0, 30.0])
+    sampler.set_opponent(weights)
+    sampler.start(seed=0)
+    T, steps, episodes = 6, 0, 0
+    for _ in range(3):
+        rollout = sampler.collect(policy_version=0)
+        steps += rollout.env_steps
+        buf = rollout.buffer
+        # Two columns, the learning envs' (0 and 2): the usual replay checks hold for them.
+        assert buf.B == 2
+        expected = (buf.actions == bright_side(buf.obs[:T])).float()
+        torch.testing.assert_close(buf.rewards, expected)
+        with torch.no_grad():
+            out = model.forward_sequence(buf.obs, buf.rnn_state, buf.resets())
+        torch.testing.assert_close(out.values[:T], buf.values, atol=1e-5, rtol=1e-5)
+        episodes += len(rollout.episode_returns)
+        sampler.release(buf)
+    assert steps == len(venv.sent[0]) + len(venv.sent[2])  # steps count the learning envs
+    assert steps - 2 * 3 < episodes * 3 <= steps  # and so do episodes (3 steps each)
+    assert set(venv.sent[1]) == set(venv.sent[3]) == {1}
+    assert set(venv.sent[0]) == set(venv.sent[2]) == {0, 1}
+    with pytest.raises(RuntimeError, match="opponent_envs"):
+        Sampler(venv, model, T=6, B=4, device=torch.device("cpu")).set_opponent(weights)

@@ -4,6 +4,7 @@ import json
 
 import imageio.v2 as imageio
 import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sf_train.cli import main
 
@@ -88,3 +89,15 @@ def test_self_play_trains_both_agents_of_a_duel(tmp_path, capsys):
     assert summary["episodes"] == 3 and summary["length_mean"] == 26.0
     assert main(["enjoy", run, "--out", str(tmp_path / "duel.gif")]) == 2
     assert "sf-league evaluate --scenario duel" in capsys.readouterr().err
+    # Against a pool of past selves: the second agent of every duel is a frozen snapshot.
+    pool = str(tmp_path / "pool")
+    opponents = ["--opponent-pool", "3", "--opponent-snapshot-every", "2"]
+    assert main(["train", *flags, *opponents, "--run-dir", pool]) == 0
+    tags = EventAccumulator(pool).Reload().Tags()["scalars"]
+    assert {"self_play/pool_size", "self_play/opponent_age"} <= set(tags)
+
+
+def test_an_opponent_pool_needs_a_self_play_env(tmp_path, toy_flags, capsys):
+    run = str(tmp_path / "toy")
+    assert main(["train", *toy_flags, "--run-dir", run, "--opponent-pool", "2"]) == 2
+    assert "sf/DoomDuel-v0" in capsys.readouterr().err

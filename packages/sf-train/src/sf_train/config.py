@@ -177,6 +177,14 @@ class AlgoConfig:
     """Samples produced more than this many policy versions ago are excluded from the loss."""
     normalize_advantages: bool = True
     """Standardise advantages over each minibatch."""
+    opponent_pool: int = 0
+    """Self-play envs (sf/DoomDuel-v0) only. 0: one policy plays every agent of a match and
+    learns from all of them. N > 0: the first agent of every match learns, the others are
+    played by a frozen past self drawn uniformly from the last N snapshots of the policy, so
+    that it cannot merely cycle between strategies that beat its current self."""
+    opponent_snapshot_every: int = 500
+    """With opponent_pool: policy versions (optimiser steps) between snapshots; each snapshot
+    also draws the opponent anew."""
     value_bootstrap: bool = True
     """Where a time limit truncates an episode, bootstrap its last step from the value of the
     final observation (Pardo et al. 2018, "Time Limits in Reinforcement Learning") instead of
@@ -299,6 +307,13 @@ def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
     for name in ("max_grad_norm", "rho_bar", "c_bar"):
         if not getattr(c, name) > 0:
             errors.append(f"algo.{name}={getattr(c, name)}: use a positive value (inf allowed)")
+    if c.opponent_pool < 0:
+        errors.append(f"algo.opponent_pool={c.opponent_pool}: use 0 (pure self-play) or more")
+    if c.opponent_snapshot_every < 1:
+        errors.append(
+            f"algo.opponent_snapshot_every={c.opponent_snapshot_every}: use at least 1 (500 is "
+            "typical)"
+        )
     if c.max_policy_lag < 0:
         errors.append(f"algo.max_policy_lag={c.max_policy_lag}: use a value >= 0")
 

@@ -12,6 +12,7 @@ each other and every batch holds exactly ``B`` whole trajectories.
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -56,7 +57,8 @@ class Rollout:
         buffer: The ``[T, B]`` trajectories; give it back with :meth:`Sampler.release`.
         episode_returns: Returns of the episodes that ended since the previous rollout.
         episode_lengths: Their lengths in agent steps.
-        env_steps: Agent steps taken (all envs) since the previous rollout.
+        env_steps: Steps of the learning agents (every env that is not an opponent's) since
+            the previous rollout.
         episode_variables: The envs' game variables at each episode end, ``[episodes, V]``
             (from ``info["final_info"]["variables"]``); ``None`` when the env reports none.
     """
@@ -99,7 +101,8 @@ class Sampler:
         venv: The vector env (async face); the sampler calls ``async_reset`` on :meth:`start`.
         model: The policy; inference runs on ``device`` under ``torch.no_grad``.
         T: Trajectory length.
-        B: Trajectories per batch; ``venv.num_envs`` is the natural choice.
+        B: Trajectories per batch; the number of learning envs (``venv.num_envs`` without
+            opponents) is the natural choice.
         device: Device of the model.
         num_buffers: Batches in the ring; 3 lets envs run one batch ahead while the learner
             holds another.
@@ -107,6 +110,9 @@ class Sampler:
         bootstrap_truncations: Store the value of the final observation where a time limit
             truncated an episode (``TrajectoryBuffer.truncation_values``); the env must report
             it in ``info["final_obs"]``, as the sf-envs engine does.
+        opponent_envs: Envs (rows) played by a frozen opponent instead of ``model``, e.g. the
+            second agent of every duel; nothing of theirs is recorded. Set the opponent's weights
+            with :meth:`set_opponent` before the first :meth:`collect`.
     """
 
     def __init__(
@@ -119,9 +125,16 @@ class Sampler:
         num_buffers: int = 3,
         generator: torch.Generator | None = None,
         bootstrap_truncations: bool = False,
+        opponent_envs: np.ndarray | None = None,
     ) -> None:
         self.venv = venv
         self.bootstrap_truncations = bootstrap_truncations
+        self._is_opponent = np.zeros(venv.num_envs, dtype=bool)
+        self.opponent: ActorCritic | None = None
+        if opponent_envs is not None and len(opponent_envs):
+            self._is_opponent[np.asarray(opponent_envs)] = True
+            self.opponent = copy.deepcopy(model).eval()
+            self.opponent.requires_grad_(False)
         self.model = model
         self.T, self.B = T, B
         self.device = device
@@ -152,6 +165,15 @@ class Sampler:
     def release(self, buffer: TrajectoryBuffer) -> None:
         """Returns a batch handed out by :meth:`collect`, once the learner is done with it."""
         self._free.append(buffer)
+
+    def set_opponent(self, state_dict: dict[str, Any]) -> None:
+        """Loads weights (a state dict of ``model``) into the opponent, between collects. Its
+        envs forget their recurrent memory, which belonged to the previous opponent."""
+        if self.opponent is None:
+            raise RuntimeError("set_opponent() on a sampler without opponent_envs")
+        self.opponent.load_state_dict(state_dict)
+        rows = torch.from_numpy(np.flatnonzero(self._is_opponent)).to(self.device)
+        self._rnn_state[rows] = 0.0
 
     def _assign(self, env_id: int) -> None:
         for slot in self._filling:
@@ -187,6 +209,7 @@ class Sampler:
         env_ids: np.ndarray,
     ) -> None:
         """Stores the results of the envs' previous actions and their new observations."""
+        learning = ~self._is_opponent[env_ids]
         started = np.array([self._slot[e] is not None for e in env_ids], dtype=bool)
         for slot, rows in self._by_slot(env_ids, np.flatnonzero(started)):
             e = env_ids[rows]
@@ -199,17 +222,18 @@ class Sampler:
             if len(full):
                 slot.complete += len(full)
                 _write_obs(slot.buffer, self._t[env_ids[full]], self._col[env_ids[full]], obs, full)
-        for e in env_ids[~started | (self._t[env_ids] == self.T)]:
+        for e in env_ids[learning & (~started | (self._t[env_ids] == self.T))]:
             self._assign(int(e))
         if done.any():
             self._rnn_state[torch.from_numpy(env_ids[done])] = 0.0
-        self._write_current(obs, env_ids)
+        self._write_current(obs, env_ids, np.flatnonzero(learning))
 
-    def _write_current(self, obs: Any, env_ids: np.ndarray) -> None:
-        """Writes the envs' current observations (and, at a trajectory start, the state)."""
-        for slot, rows in self._by_slot(env_ids, np.arange(len(env_ids))):
-            e = env_ids[rows]
-            _write_obs(slot.buffer, self._t[e], self._col[e], obs, rows)
+    def _write_current(self, obs: Any, env_ids: np.ndarray, rows: np.ndarray) -> None:
+        """Writes the current observations of recv() rows ``rows`` (and, at a trajectory
+        start, the recurrent state)."""
+        for slot, sub in self._by_slot(env_ids, rows):
+            e = env_ids[sub]
+            _write_obs(slot.buffer, self._t[e], self._col[e], obs, sub)
             first = e[self._t[e] == 0]
             if len(first):
                 cols = torch.from_numpy(self._col[first])
@@ -217,16 +241,23 @@ class Sampler:
 
     @torch.no_grad()
     def _forward(
-        self, obs: Any, rows: np.ndarray, env_ids: np.ndarray, policy: int | PolicySource
+        self,
+        obs: Any,
+        rows: np.ndarray,
+        env_ids: np.ndarray,
+        policy: int | PolicySource,
+        model: ActorCritic | None = None,
     ) -> tuple[Any, int]:
-        """The model's output for ``obs[rows]`` of the envs ``env_ids`` (their recurrent
-        states), and the version of the weights that computed it."""
+        """The output of ``model`` (the learning one by default) for ``obs[rows]`` of the envs
+        ``env_ids`` (their recurrent states), and the version of the weights that computed it."""
         x = _rows(obs, rows)
         if isinstance(x, dict):
             x = {k: v.to(self.device, non_blocking=True) for k, v in x.items()}
         else:
             x = x.to(self.device, non_blocking=True)
         ids = torch.from_numpy(env_ids).to(self.device)
+        if model is not None:
+            return model(x, self._rnn_state[ids]), -1
         with nullcontext(policy) if isinstance(policy, int) else policy() as policy_version:
             return self.model(x, self._rnn_state[ids]), policy_version
 
@@ -242,7 +273,8 @@ class Sampler:
         termination) ended the episode, else 0. Called before the ended envs' recurrent states
         are zeroed, so each final observation is seen with the memory of its own episode."""
         values = np.zeros(len(env_ids), dtype=np.float32)
-        cut = np.flatnonzero(np.asarray(truncated) & ~np.asarray(terminated))
+        learning = ~self._is_opponent[env_ids]
+        cut = np.flatnonzero(np.asarray(truncated) & ~np.asarray(terminated) & learning)
         if not self.bootstrap_truncations or not len(cut):
             return values
         if "final_obs" not in info:
@@ -257,22 +289,39 @@ class Sampler:
 
     @torch.no_grad()
     def _act(self, obs: Any, env_ids: np.ndarray, policy: int | PolicySource) -> None:
-        ids = torch.from_numpy(env_ids)
-        out, policy_version = self._forward(obs, np.arange(len(env_ids)), env_ids, policy)
-        actions = self.model.action_dist.sample(out.logits, self.generator)
-        log_probs = self.model.action_dist.log_prob(out.logits, actions)
-        self._rnn_state[ids.to(self.device)] = out.rnn_state
-        actions, log_probs, values = actions.cpu(), log_probs.cpu(), out.values.cpu()
-        for slot, rows in self._by_slot(env_ids, np.arange(len(env_ids))):
-            e = env_ids[rows]
-            t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
-            r = torch.from_numpy(rows)
-            slot.buffer.actions[t, c] = actions[r]
-            slot.buffer.log_probs[t, c] = log_probs[r]
-            slot.buffer.values[t, c] = values[r]
-            slot.buffer.policy_versions[t, c] = policy_version
+        """Chooses every row's action (the opponent's rows by the opponent), records the
+        learning rows' choices and sends all of them in one call."""
+        actions = torch.zeros(
+            (len(env_ids), *self.model.action_dist.action_shape), dtype=torch.int64
+        )
+        opponent_rows = np.flatnonzero(self._is_opponent[env_ids])
+        if len(opponent_rows):
+            out, _ = self._forward(obs, opponent_rows, env_ids[opponent_rows], 0, self.opponent)
+            self._rnn_state[torch.from_numpy(env_ids[opponent_rows]).to(self.device)] = (
+                out.rnn_state
+            )
+            sampled = self.opponent.action_dist.sample(out.logits, self.generator)  # type: ignore[union-attr]
+            actions[torch.from_numpy(opponent_rows)] = sampled.cpu()
+        rows = np.flatnonzero(~self._is_opponent[env_ids])
+        if len(rows):
+            ids = torch.from_numpy(env_ids[rows]).to(self.device)
+            out, policy_version = self._forward(obs, rows, env_ids[rows], policy)
+            sampled = self.model.action_dist.sample(out.logits, self.generator)
+            log_probs = self.model.action_dist.log_prob(out.logits, sampled).cpu()
+            self._rnn_state[ids] = out.rnn_state
+            sampled, values = sampled.cpu(), out.values.cpu()
+            actions[torch.from_numpy(rows)] = sampled
+            for slot, sub in self._by_slot(env_ids, rows):
+                e = env_ids[sub]
+                t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
+                # Positions of these recv() rows among the learning rows just computed.
+                r = torch.from_numpy(np.searchsorted(rows, sub))
+                slot.buffer.actions[t, c] = sampled[r]
+                slot.buffer.log_probs[t, c] = log_probs[r]
+                slot.buffer.values[t, c] = values[r]
+                slot.buffer.policy_versions[t, c] = policy_version
+            self._steps += len(rows)
         self.venv.send(actions.numpy(), env_ids)
-        self._steps += len(env_ids)
 
     def collect(self, policy_version: int | PolicySource) -> Rollout:
         """Steps the envs until the oldest batch is complete and returns it.
@@ -295,6 +344,7 @@ class Sampler:
             env_ids = np.asarray(info["env_id"]).astype(np.int64)
             done = np.logical_or(terminated, truncated)
             mask = np.asarray(info.get("_episode", np.zeros(len(env_ids), dtype=bool)))
+            mask = mask & ~self._is_opponent[env_ids]
             if mask.any():
                 self._returns.append(np.asarray(info["episode"]["r"])[mask].astype(np.float64))
                 self._lengths.append(np.asarray(info["episode"]["l"])[mask].astype(np.int64))
@@ -345,9 +395,9 @@ class Sampler:
             raise RuntimeError("load_state_dict() needs a fresh sampler: do not start() it first")
         obs, env_ids = state["obs"], np.asarray(state["env_ids"], dtype=np.int64)
         self._rnn_state.copy_(torch.as_tensor(state["rnn_state"]))
-        for e in env_ids:
+        for e in env_ids[~self._is_opponent[env_ids]]:
             self._assign(int(e))
-        self._write_current(obs, env_ids)
+        self._write_current(obs, env_ids, np.flatnonzero(~self._is_opponent[env_ids]))
         self._parked = (obs, env_ids)
 
 

@@ -46,8 +46,8 @@ import torch
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
-from sf_train.config import Config, resolve_device, validate
-from sf_train.envs import frames_per_step, game_variable_names, make_env
+from sf_train.config import AlgoConfig, Config, resolve_device, validate
+from sf_train.envs import agents_per_game, frames_per_step, game_variable_names, make_env
 from sf_train.learner import Learner
 from sf_train.model import ActorCritic
 from sf_train.run_folder import checkpoints_of, prepare_run_folder
@@ -172,6 +172,7 @@ class Trainer:
         on_progress: Callable[[Progress], None] | None = None,
     ) -> None:
         validate(cfg)
+        opponent_envs = _opponent_envs(cfg)
         self.cfg = cfg
         self.on_progress = on_progress
         self.device = resolve_device(cfg.run.device)
@@ -193,13 +194,15 @@ class Trainer:
                 self.venv,
                 self.weights.model,
                 cfg.algo.rollout,
-                cfg.env.num_envs,
+                cfg.env.num_envs - len(opponent_envs),
                 self.device,
                 # Async: one batch filling (two when envs straddle), one queued, one learning.
                 num_buffers=3 if sync else 5,
                 generator=self.generator,
                 bootstrap_truncations=cfg.algo.value_bootstrap,
+                opponent_envs=opponent_envs,
             )
+            self._opponents = _OpponentPool(cfg.algo, cfg.run.seed)
             self.variable_names = game_variable_names(self.venv)
             self.frames = 0
             self._recent: collections.deque[float] = collections.deque(maxlen=RETURN_WINDOW)
@@ -209,6 +212,8 @@ class Trainer:
             else:
                 self._load_state(state)
             self.writer = SummaryWriter(str(self.run_dir), purge_step=self.frames or None)
+            # A resumed run starts its pool anew, from the weights it resumes with.
+            self._update_opponent(force=True)
         except BaseException:
             self.venv.close()
             raise
@@ -316,6 +321,20 @@ class Trainer:
             )
         )
 
+    def _update_opponent(self, force: bool = False) -> None:
+        """With an opponent pool: snapshots the sampler's weights every
+        ``opponent_snapshot_every`` versions and draws the next opponent from the pool."""
+        if self.sampler.opponent is None:
+            return
+        with self.weights.acting() as version:
+            if not (force or self._opponents.due(version)):
+                return
+            snapshot = copy.deepcopy(self.weights.model.state_dict())
+        drawn_version, weights = self._opponents.add_and_draw(version, snapshot)
+        self.sampler.set_opponent(weights)
+        self.writer.add_scalar("self_play/opponent_age", version - drawn_version, self.frames)
+        self.writer.add_scalar("self_play/pool_size", len(self._opponents), self.frames)
+
     def _maybe_checkpoint(self) -> None:
         if self.frames >= self._next_checkpoint:
             self.save_checkpoint()
@@ -339,6 +358,7 @@ class Trainer:
         while self._running():
             rollout = self.sampler.collect(self.learner.version)
             self._record_rollout(rollout)
+            self._update_opponent()
             stats = self.learner.train(rollout.buffer, self._progress())
             self.sampler.release(rollout.buffer)
             self._record_stats(stats)
@@ -391,6 +411,7 @@ class Trainer:
             while self._running() and not stop.is_set():
                 rollout = self.sampler.collect(self.weights.acting)
                 self._record_rollout(rollout)
+                self._update_opponent()
                 hand_over(rollout)
                 drain()
                 self._report()
@@ -455,6 +476,42 @@ class Trainer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _opponent_envs(cfg: Config) -> np.ndarray:
+    """Envs (rows) played by the opponent pool: every agent but the first of each game."""
+    if not cfg.algo.opponent_pool:
+        return np.zeros(0, dtype=np.int64)
+    agents = agents_per_game(cfg.env)
+    if agents == 1:
+        raise ValueError(
+            f"algo.opponent_pool={cfg.algo.opponent_pool} needs an env of several learning agents "
+            f"per game (self-play: sf/DoomDuel-v0), not {cfg.env.env}; drop --opponent-pool"
+        )
+    return np.flatnonzero(np.arange(cfg.env.num_envs) % agents != 0)
+
+
+class _OpponentPool:
+    """The last ``opponent_pool`` snapshots of the policy, with the versions they were taken at."""
+
+    def __init__(self, cfg: AlgoConfig, seed: int) -> None:
+        self.every = cfg.opponent_snapshot_every
+        self._snapshots: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(
+            maxlen=max(cfg.opponent_pool, 1)
+        )
+        self._next = 0
+        self._rng = np.random.default_rng(seed)
+
+    def __len__(self) -> int:
+        return len(self._snapshots)
+
+    def due(self, version: int) -> bool:
+        return version >= self._next
+
+    def add_and_draw(self, version: int, weights: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        self._snapshots.append((version, weights))
+        self._next = (version // self.every + 1) * self.every
+        return self._snapshots[int(self._rng.integers(len(self._snapshots)))]
 
 
 def train(
