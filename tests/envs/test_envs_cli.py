@@ -12,6 +12,9 @@ def test_list_prints_every_scenario_id(capsys) -> None:
     out = capsys.readouterr().out.replace("\n", "")
     for fragment in ("sf/DoomBasic-v0", "Discrete(4)", "300 tics"):
         assert fragment in out
+    # The matches, with the ids single-agent libraries use and the self-play id.
+    for fragment in ("duel_bots", "sf/DoomDuelBots-v0", "sf/DoomDuel-v0", "deathmatch_bots"):
+        assert fragment in out
 
 
 def test_record_writes_a_gif_of_the_episode(tmp_path, capsys) -> None:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 import sf_envs
+from sf_envs.match.scenarios import MATCH_SCENARIOS
 from sf_envs.options import DoomOptions
 from sf_envs.speed import steps_per_second
 
@@ -36,7 +37,21 @@ def _list(_: argparse.Namespace) -> int:
             scenario.description,
         )
     console.print(table)
+    matches = Table(title="Multiplayer matches (sf_envs.make_match(name): PettingZoo)")
+    for column in ("name", "id", "agents", "bots", "map", "min"):
+        # Names and ids stay whole (they are typed); the rest wraps on a narrow terminal.
+        matches.add_column(column, no_wrap=column in ("name", "id"), overflow="fold")
+    for name in sf_envs.match_scenario_names():
+        m = MATCH_SCENARIOS[name]
+        agents, bots = _range(m.num_agents, m.agents_range), _range(m.num_bots, m.bots_range)
+        matches.add_row(name, m.env_id or "-", agents, bots, m.map, f"{m.timelimit:g}")
+    console.print(matches)
     return 0
+
+
+def _range(default: int, bounds: tuple[int, int]) -> str:
+    low, high = bounds
+    return str(default) if low == high else f"{default} ({low}-{high})"
 
 
 def _record(args: argparse.Namespace) -> int:
