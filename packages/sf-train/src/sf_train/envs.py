@@ -21,6 +21,7 @@ __all__ = [
     "frames_per_step",
     "game_variable_names",
     "make_env",
+    "make_match_env",
     "make_single_env",
 ]
 
@@ -107,19 +108,23 @@ def make_single_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> gy
     """One env with the same observations as training, rendering full-size frames.
 
     Raises:
-        ValueError: For a game of several learning agents, which a single env cannot show.
+        ValueError: For a game of several learning agents: use :func:`make_match_env`.
     """
     _check_id(cfg.env)
-    agents = agents_per_game(cfg)
-    if agents > 1:
-        raise ValueError(
-            f"{cfg.env} trains {agents} agents per game (self-play) and a video shows one "
-            "agent's env: evaluate the run with 'sf-train eval', or rank it with 'sf-league "
-            "evaluate --scenario duel' against bots and other agents"
-        )
+    if agents_per_game(cfg) > 1:
+        raise ValueError(f"{cfg.env} has several agents per game: use make_match_env")
     if cfg.env == TOY_ENV:
         return ToyEnv(_toy_shape(cfg), TOY_EPISODE_LENGTH, render_mode=render_mode)
     return gym.make(cfg.env, render_mode=render_mode, **_doom_options(cfg))
+
+
+def make_match_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> Any:
+    """The PettingZoo match behind a self-play id (``sf/DoomDuel-v0``), with the training
+    observations; it renders ``player_0``'s view."""
+    import sf_envs
+
+    scenario = gym.spec(cfg.env).kwargs["scenario"]
+    return sf_envs.make_match(scenario, render_mode=render_mode, **_doom_options(cfg))
 
 
 def frames_per_step(cfg: EnvConfig) -> int:

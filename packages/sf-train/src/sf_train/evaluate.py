@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
@@ -22,6 +23,7 @@ from sf_train.envs import (
     frames_per_step,
     game_variable_names,
     make_env,
+    make_match_env,
     make_single_env,
 )
 from sf_train.model import ActorCritic
@@ -171,6 +173,9 @@ def record_video(
 ) -> tuple[Path, list[float]]:
     """Writes a GIF or MP4 (by ``out``'s suffix) of the policy playing full-size frames.
 
+    A self-play run (``sf/DoomDuel-v0``) is filmed from ``player_0``'s view, with the policy
+    playing every agent of the match.
+
     Returns:
         The video path and the return of each recorded episode.
 
@@ -192,31 +197,37 @@ def record_video(
             ) from e
     cfg = load_run_config(run_dir)
     dev = _device(cfg, None)
-    env = make_single_env(cfg.env, render_mode="rgb_array")
+    env: _OneAgent | _Match = (
+        _Match(make_match_env(cfg.env))
+        if agents_per_game(cfg.env) > 1
+        else _OneAgent(make_single_env(cfg.env, render_mode="rgb_array"))
+    )
     frames: list[np.ndarray] = []
     returns: list[float] = []
     try:
         model, _ = load_policy(run_dir, env.observation_space, env.action_space, checkpoint, dev)
         generator = torch.Generator(dev).manual_seed(seed)
         for episode in range(episodes):
-            obs, _ = env.reset(seed=seed + episode)
-            state = model.initial_state(1, dev)
+            obs = env.reset(seed + episode)
+            # One memory per agent: in self-play the policy plays every agent of the match.
+            states = {agent: model.initial_state(1, dev) for agent in obs}
             frames.append(env.render())
             total, ended = 0.0, False
             while not ended:
-                with torch.no_grad():
-                    x = _to_device(_batch_of_one(obs), dev)
-                    policy = model(x, state)
-                    dist = model.action_dist
-                    action = (
-                        dist.mode(policy.logits)
-                        if greedy
-                        else dist.sample(policy.logits, generator)
-                    )
-                state = policy.rnn_state
-                obs, reward, terminated, truncated, _ = env.step(_unbatch(action, env.action_space))
-                total += float(reward)
-                ended = terminated or truncated
+                actions = {}
+                for agent, agent_obs in obs.items():
+                    with torch.no_grad():
+                        policy = model(_to_device(_batch_of_one(agent_obs), dev), states[agent])
+                        dist = model.action_dist
+                        action = (
+                            dist.mode(policy.logits)
+                            if greedy
+                            else dist.sample(policy.logits, generator)
+                        )
+                    states[agent] = policy.rnn_state
+                    actions[agent] = _unbatch(action, env.action_space)
+                obs, reward, ended = env.step(actions)
+                total += reward
                 frames.append(env.render())
             returns.append(total)
     finally:
@@ -228,6 +239,53 @@ def record_video(
     else:
         imageio.mimwrite(out, frames, fps=rate, macro_block_size=1)
     return out, returns
+
+
+class _OneAgent:
+    """A gymnasium env in the terms of a match: observations and actions keyed by agent."""
+
+    def __init__(self, env: gym.Env) -> None:
+        self.env = env
+        self.metadata = env.metadata
+        self.observation_space, self.action_space = env.observation_space, env.action_space
+
+    def reset(self, seed: int) -> dict[str, Any]:
+        return {"agent": self.env.reset(seed=seed)[0]}
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+        obs, reward, terminated, truncated, _ = self.env.step(actions["agent"])
+        return {"agent": obs}, float(reward), bool(terminated or truncated)
+
+    def render(self) -> np.ndarray:
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class _Match:
+    """A PettingZoo match whose video and return are ``player_0``'s."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.metadata = env.metadata
+        self.first = env.possible_agents[0]
+        self.observation_space = env.observation_space(self.first)
+        self.action_space = env.action_space(self.first)
+
+    def reset(self, seed: int) -> dict[str, Any]:
+        return self.env.reset(seed=seed)[0]
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
+        obs, rewards, terminated, truncated, _ = self.env.step(actions)
+        ended = terminated[self.first] or truncated[self.first]
+        return obs, float(rewards[self.first]), bool(ended)
+
+    def render(self) -> np.ndarray:
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
 
 
 def _batch_of_one(obs: Any) -> Any:
