@@ -426,3 +426,16 @@ def test_reward_presets() -> None:
     assert RewardConfig.create(None) == RewardConfig()
     with pytest.raises(ValueError, match="'frags' or 'shaped'"):
         RewardConfig.create("dense")
+
+
+def test_engine_console_goes_to_the_match_log_not_the_terminal(capfd) -> None:
+    env = sf_envs.make_match("duel", **LINEUPS["duel"])
+    try:
+        env.reset(seed=0)
+        env.step({agent: 0 for agent in env.agents})
+        out, err = capfd.readouterr()
+        assert "player" not in out + err, "engine chatter reached the terminal"
+        with open(env.engine_log) as f:
+            assert "Found player_1" in f.read()  # the network handshake of the host
+    finally:
+        env.close()

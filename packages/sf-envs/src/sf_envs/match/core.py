@@ -25,6 +25,7 @@ from sf_envs.match.player import MEASUREMENTS, MatchPlayer, game_args
 from sf_envs.match.ports import PortLease, lease_port
 from sf_envs.match.probe import mark_proven, probe_start, proven
 from sf_envs.match.scenarios import MatchConfig
+from sf_envs.vector.procs import console_to, log_tail
 
 __all__ = ["MatchCore"]
 
@@ -36,6 +37,8 @@ _START_ATTEMPTS = 3  # networked starts tried, each on a fresh port, before givi
 # How long a guarded host waits for its joiners: running out segfaults the caller, so a slow,
 # overloaded machine gets time, whatever short timeout the caller chose to detect hangs.
 _GUARDED_CONNECT_TIMEOUT_S = 60.0
+#: With ``console_log``: the engines' console, in the match's folder.
+ENGINE_LOG = "engine.log"
 
 
 def _engine_pids(ini_paths: set[str]) -> list[int]:
@@ -71,6 +74,11 @@ class MatchCore:
             bound until the host binds it, and the host waits up to a minute for its joiners.
             Pass False where a dead process is restarted anyway (vector-engine workers): a
             start then costs one engine start per player and a hang costs ``config.timeout``.
+        console_log: Send the engines' console (network handshake, map loads, fatal errors) to
+            ``engine.log`` in the match's folder instead of this process's stdout and stderr,
+            and quote its tail in a failed start's error. The in-process :class:`MatchEnv`
+            does; vector workers already log their whole output. While the engines start
+            (about a second), the caller's own output to file descriptors 1 and 2 goes there too.
 
     Buffers passed to :meth:`reset` and :meth:`step` hold one row per agent: screens of shape
     ``(num_agents, *options.obs_shape)`` uint8 and, with measurements, ``(num_agents, M)``
@@ -94,8 +102,10 @@ class MatchCore:
         *,
         port: int | None = None,
         guarded: bool = True,
+        console_log: bool = False,
     ) -> None:
         self.config = config
+        self._console_log = console_log
         self.num_agents = config.num_agents
         self.agent_names = tuple(f"player_{i}" for i in range(config.num_agents))
         self.bot_names = tuple(b.name for b in config.bots)
@@ -153,8 +163,15 @@ class MatchCore:
                 lease.unbind()  # as late as possible: the host engine binds it next
             self.players[i].init()
 
+        log = os.path.join(self.workdir, ENGINE_LOG) if self._console_log else None
         try:
-            self._lockstep.run(init, timeout=connect_timeout + 15)
+            with console_to(log):
+                self._lockstep.run(init, timeout=connect_timeout + 15)
+        except MatchError as e:
+            tail = log_tail(log) if log else ""
+            if not tail:
+                raise
+            raise MatchError(f"{e}\nlast output of the engines ({log}):\n{tail}") from e
         finally:
             self.engine_pids = _engine_pids({p.ini_path for p in self.players})
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,7 +11,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from sf_envs.env import observation_space
-from sf_envs.match.core import MatchCore
+from sf_envs.match.core import ENGINE_LOG, MatchCore
 from sf_envs.match.lockstep import MatchError
 from sf_envs.match.scenarios import MatchConfig
 
@@ -65,7 +66,10 @@ class MatchEnv(ParallelEnv):
         )
         self._actions = np.zeros(n, dtype=np.int64)
         self._bots = [{"name": b.name, "level": b.level} for b in config.bots]
-        self._core: MatchCore | None = MatchCore(config, workdir)
+        self._core: MatchCore | None = MatchCore(config, workdir, console_log=True)
+        #: Where the engines' console goes (network handshake, map loads, fatal errors) instead
+        #: of the caller's terminal; removed with the match's folder on close().
+        self.engine_log = os.path.join(self._core.workdir, ENGINE_LOG)
 
     @functools.cache  # noqa: B019 - PettingZoo wants the same object per agent
     def observation_space(self, agent: str) -> spaces.Space:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import BufferLayout, SharedBuffers
-from sf_envs.vector.procs import kill_group
+from sf_envs.vector.procs import kill_group, log_tail
 from sf_envs.vector.units import UnitFactory
 
 __all__ = ["Engine", "EngineSettings", "EngineState", "VectorEnvError"]
@@ -149,17 +149,6 @@ def _stop(worker: _Worker, grace_s: float) -> None:
         proc.wait(timeout=10.0)
     except subprocess.TimeoutExpired:
         log.error("worker process %d did not die after SIGKILL", proc.pid)
-
-
-def _log_tail(path: str, lines: int = 20, max_bytes: int = 8192) -> str:
-    """The last ``lines`` lines of a worker's log ("" when it has none)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - max_bytes))
-            text = f.read().decode(errors="replace")
-    except FileNotFoundError:
-        return ""
-    return "\n".join(text.strip().splitlines()[-lines:])
 
 
 class Engine:
@@ -391,7 +380,7 @@ class Engine:
         # A worker that reported an error is exiting on its own: let it close its engines.
         _stop(worker, grace_s=1.0 if worker.last_error else 0.0)
         summary = reason.strip().splitlines()[-1] if reason.strip() else reason
-        output = _log_tail(os.path.join(self._workdir(worker), protocol.WORKER_LOG))
+        output = log_tail(os.path.join(self._workdir(worker), protocol.WORKER_LOG))
         if output:
             reason = f"{reason.rstrip()}\nlast output of the worker and its engines:\n{output}"
         now = time.monotonic()

@@ -1,5 +1,6 @@
-"""Finding and killing a worker's process group, ViZDoom engines included, from ``/proc``; and
-running a risky job in a child process of its own session (:func:`run_in_child`).
+"""Finding and killing a worker's process group, ViZDoom engines included, from ``/proc``;
+running a risky job in a child process of its own session (:func:`run_in_child`); and sending the
+console of the engines a process starts to a log file (:func:`redirect_console`).
 
 A ViZDoom engine killed by SIGKILL cannot remove its shared memory and message queues
 (``/dev/shm/ViZDoom{SM,MQCtr,MQDoom}<instance id>``, ≈ 10 MB per engine), so before killing a
@@ -16,9 +17,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-__all__ = ["group_members", "kill_group", "run_in_child"]
+__all__ = [
+    "console_to",
+    "group_members",
+    "kill_group",
+    "log_tail",
+    "redirect_console",
+    "run_in_child",
+]
 
 _SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
 
@@ -119,3 +127,51 @@ def run_in_child(
     code = proc.returncode
     status = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
     return f"{status}: {' | '.join(tail) or 'no output'}"
+
+
+def redirect_console(path: str) -> tuple[int, int]:
+    """Points this process's stdout and stderr (file descriptors 1 and 2, so also those of every
+    ViZDoom engine it starts from now on, which keep them) at ``path``, appending.
+
+    Returns:
+        Duplicates of the previous descriptors 1 and 2, for :func:`console_to` to restore.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return saved
+
+
+@contextlib.contextmanager
+def console_to(path: str | None) -> Iterator[None]:
+    """:func:`redirect_console` for the engines started inside the block (None: no change).
+
+    For the duration, the caller's own output to file descriptors 1 and 2 goes there too.
+    """
+    if path is None:
+        yield
+        return
+    saved = redirect_console(path)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for target, fd in zip((1, 2), saved, strict=True):
+            os.dup2(fd, target)
+            os.close(fd)
+
+
+def log_tail(path: str, lines: int = 20, max_bytes: int = 8192) -> str:
+    """The last ``lines`` lines of a log file ("" when there is none)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - max_bytes))
+            text = f.read().decode(errors="replace")
+    except FileNotFoundError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])

@@ -25,6 +25,7 @@ import numpy as np
 
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import SharedBuffers
+from sf_envs.vector.procs import redirect_console
 from sf_envs.vector.units import RowBlock, Unit
 
 __all__ = ["main", "serve"]
@@ -154,17 +155,6 @@ def _recv(sock: socket.socket, parent: int) -> bytes:
                 return b""
 
 
-def _redirect_output(path: str) -> None:
-    """Points this process's stdout and stderr (file descriptors 1 and 2, so also those of the
-    engines it starts) at ``path``; the parent quotes its tail when the worker fails."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-
-
 def serve(sock: socket.socket) -> None:
     """Runs the worker protocol on ``sock`` until told to quit or the parent disappears."""
     parent = os.getppid()
@@ -172,7 +162,9 @@ def serve(sock: socket.socket) -> None:
     sys.path[:] = pickle.loads(_recv(sock, parent))
     config: protocol.WorkerConfig = pickle.loads(_recv(sock, parent))
     os.chdir(config.workdir)
-    _redirect_output(os.path.join(config.workdir, protocol.WORKER_LOG))
+    # The parent quotes this log's tail when the worker fails.
+    for fd in redirect_console(os.path.join(config.workdir, protocol.WORKER_LOG)):
+        os.close(fd)
     # Both before any engine starts: ViZDoom's engine processes inherit affinity and policy.
     if config.cpu is not None:
         os.sched_setaffinity(0, {config.cpu})
