@@ -43,32 +43,20 @@ def _matches() -> list[MatchScenario]:
 
 def register_envs() -> None:
     """Registers one gymnasium id per scenario; safe to call more than once."""
-    entries = (
-        [
-            (s.env_id, s.name, "sf_envs.env:DoomEnv", "sf_envs.vector.make:make_vec")
-            for s in SCENARIOS.values()
-        ]
-        + [
-            (
-                m.env_id,
-                m.name,
-                "sf_envs.match_single:SingleAgentMatchEnv",
-                "sf_envs.match_single:make_match_vec",
-            )
-            for m in _matches()
-            if m.num_agents == 1
-        ]
-        + [
-            (
-                m.env_id,
-                m.name,
-                "sf_envs.match_single:refuse_single_env",
-                "sf_envs.match_single:make_match_vec",
-            )
-            for m in _matches()
-            if m.num_agents > 1
-        ]
-    )
+    entries = [
+        (s.env_id, s.name, "sf_envs.env:DoomEnv", "sf_envs.vector.make:make_vec")
+        for s in SCENARIOS.values()
+    ] + [
+        (
+            m.env_id,
+            m.name,
+            # gymnasium.make has room for one agent; several exist only vectorised.
+            "sf_envs.match_single:"
+            + ("SingleAgentMatchEnv" if m.num_agents == 1 else "refuse_single_env"),
+            "sf_envs.match_single:make_match_vec",
+        )
+        for m in _matches()
+    ]
     for env_id, name, entry_point, vector_entry_point in entries:
         if env_id not in gym.registry:
             gym.register(

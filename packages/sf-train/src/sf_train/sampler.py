@@ -207,9 +207,10 @@ class Sampler:
         done: np.ndarray,
         truncation_values: np.ndarray,
         env_ids: np.ndarray,
+        learning: np.ndarray,
     ) -> None:
-        """Stores the results of the envs' previous actions and their new observations."""
-        learning = ~self._is_opponent[env_ids]
+        """Stores the results of the envs' previous actions and their new observations
+        (``learning``: which recv() rows are not the opponent's)."""
         started = np.array([self._slot[e] is not None for e in env_ids], dtype=bool)
         for slot, rows in self._by_slot(env_ids, np.flatnonzero(started)):
             e = env_ids[rows]
@@ -250,16 +251,30 @@ class Sampler:
     ) -> tuple[Any, int]:
         """The output of ``model`` (the learning one by default) for ``obs[rows]`` of the envs
         ``env_ids`` (their recurrent states), and the version of the weights that computed it."""
+        model = self.model if model is None else model
         x = _rows(obs, rows)
         if isinstance(x, dict):
             x = {k: v.to(self.device, non_blocking=True) for k, v in x.items()}
         else:
             x = x.to(self.device, non_blocking=True)
         ids = torch.from_numpy(env_ids).to(self.device)
-        if model is not None:
-            return model(x, self._rnn_state[ids]), -1
         with nullcontext(policy) if isinstance(policy, int) else policy() as policy_version:
-            return self.model(x, self._rnn_state[ids]), policy_version
+            return model(x, self._rnn_state[ids]), policy_version
+
+    @torch.no_grad()
+    def _choose(
+        self,
+        obs: Any,
+        rows: np.ndarray,
+        env_ids: np.ndarray,
+        policy: int | PolicySource,
+        model: ActorCritic,
+    ) -> tuple[Any, torch.Tensor, int]:
+        """Samples the actions of recv() rows ``rows`` with ``model`` and advances their
+        recurrent states; returns the model's output, the actions and the weights' version."""
+        out, policy_version = self._forward(obs, rows, env_ids[rows], policy, model)
+        self._rnn_state[torch.from_numpy(env_ids[rows]).to(self.device)] = out.rnn_state
+        return out, model.action_dist.sample(out.logits, self.generator), policy_version
 
     def _truncation_values(
         self,
@@ -267,13 +282,13 @@ class Sampler:
         truncated: np.ndarray,
         info: dict[str, Any],
         env_ids: np.ndarray,
+        learning: np.ndarray,
         policy: int | PolicySource,
     ) -> np.ndarray:
         """Per recv() row: the value of the final observation where a time limit (and not a
         termination) ended the episode, else 0. Called before the ended envs' recurrent states
         are zeroed, so each final observation is seen with the memory of its own episode."""
         values = np.zeros(len(env_ids), dtype=np.float32)
-        learning = ~self._is_opponent[env_ids]
         cut = np.flatnonzero(np.asarray(truncated) & ~np.asarray(terminated) & learning)
         if not self.bootstrap_truncations or not len(cut):
             return values
@@ -294,21 +309,15 @@ class Sampler:
         actions = torch.zeros(
             (len(env_ids), *self.model.action_dist.action_shape), dtype=torch.int64
         )
-        opponent_rows = np.flatnonzero(self._is_opponent[env_ids])
+        learning = ~self._is_opponent[env_ids]
+        opponent_rows = np.flatnonzero(~learning)
         if len(opponent_rows):
-            out, _ = self._forward(obs, opponent_rows, env_ids[opponent_rows], 0, self.opponent)
-            self._rnn_state[torch.from_numpy(env_ids[opponent_rows]).to(self.device)] = (
-                out.rnn_state
-            )
-            sampled = self.opponent.action_dist.sample(out.logits, self.generator)  # type: ignore[union-attr]
+            _, sampled, _ = self._choose(obs, opponent_rows, env_ids, 0, self.opponent)  # type: ignore[arg-type]
             actions[torch.from_numpy(opponent_rows)] = sampled.cpu()
-        rows = np.flatnonzero(~self._is_opponent[env_ids])
+        rows = np.flatnonzero(learning)
         if len(rows):
-            ids = torch.from_numpy(env_ids[rows]).to(self.device)
-            out, policy_version = self._forward(obs, rows, env_ids[rows], policy)
-            sampled = self.model.action_dist.sample(out.logits, self.generator)
+            out, sampled, policy_version = self._choose(obs, rows, env_ids, policy, self.model)
             log_probs = self.model.action_dist.log_prob(out.logits, sampled).cpu()
-            self._rnn_state[ids] = out.rnn_state
             sampled, values = sampled.cpu(), out.values.cpu()
             actions[torch.from_numpy(rows)] = sampled
             for slot, sub in self._by_slot(env_ids, rows):
@@ -343,8 +352,8 @@ class Sampler:
             obs, reward, terminated, truncated, info = self.venv.recv()
             env_ids = np.asarray(info["env_id"]).astype(np.int64)
             done = np.logical_or(terminated, truncated)
-            mask = np.asarray(info.get("_episode", np.zeros(len(env_ids), dtype=bool)))
-            mask = mask & ~self._is_opponent[env_ids]
+            learning = ~self._is_opponent[env_ids]
+            mask = np.asarray(info.get("_episode", np.zeros(len(env_ids), dtype=bool))) & learning
             if mask.any():
                 self._returns.append(np.asarray(info["episode"]["r"])[mask].astype(np.float64))
                 self._lengths.append(np.asarray(info["episode"]["l"])[mask].astype(np.int64))
@@ -352,9 +361,9 @@ class Sampler:
                 if variables is not None:
                     self._variables.append(np.asarray(variables)[mask].astype(np.float64))
             cut_values = self._truncation_values(
-                terminated, truncated, info, env_ids, policy_version
+                terminated, truncated, info, env_ids, learning, policy_version
             )
-            self._record(obs, reward, done, cut_values, env_ids)
+            self._record(obs, reward, done, cut_values, env_ids, learning)
             if self._filling and self._filling[0].complete == self.B:
                 self._parked = (_copy(obs), env_ids.copy())
                 break

@@ -202,7 +202,7 @@ class Trainer:
                 bootstrap_truncations=cfg.algo.value_bootstrap,
                 opponent_envs=opponent_envs,
             )
-            self._opponents = _OpponentPool(cfg.algo, cfg.run.seed)
+            self._opponents = _OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
             self.variable_names = game_variable_names(self.venv)
             self.frames = 0
             self._recent: collections.deque[float] = collections.deque(maxlen=RETURN_WINDOW)
@@ -324,16 +324,17 @@ class Trainer:
     def _update_opponent(self, force: bool = False) -> None:
         """With an opponent pool: snapshots the sampler's weights every
         ``opponent_snapshot_every`` versions and draws the next opponent from the pool."""
-        if self.sampler.opponent is None:
+        pool = self._opponents
+        if pool is None:
             return
         with self.weights.acting() as version:
-            if not (force or self._opponents.due(version)):
+            if not (force or pool.due(version)):
                 return
             snapshot = copy.deepcopy(self.weights.model.state_dict())
-        drawn_version, weights = self._opponents.add_and_draw(version, snapshot)
+        drawn_version, weights = pool.add_and_draw(version, snapshot)
         self.sampler.set_opponent(weights)
         self.writer.add_scalar("self_play/opponent_age", version - drawn_version, self.frames)
-        self.writer.add_scalar("self_play/pool_size", len(self._opponents), self.frames)
+        self.writer.add_scalar("self_play/pool_size", len(pool), self.frames)
 
     def _maybe_checkpoint(self) -> None:
         if self.frames >= self._next_checkpoint:
@@ -497,7 +498,7 @@ class _OpponentPool:
     def __init__(self, cfg: AlgoConfig, seed: int) -> None:
         self.every = cfg.opponent_snapshot_every
         self._snapshots: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(
-            maxlen=max(cfg.opponent_pool, 1)
+            maxlen=cfg.opponent_pool
         )
         self._next = 0
         self._rng = np.random.default_rng(seed)

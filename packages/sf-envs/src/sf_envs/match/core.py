@@ -105,7 +105,6 @@ class MatchCore:
         console_log: bool = False,
     ) -> None:
         self.config = config
-        self._console_log = console_log
         self.num_agents = config.num_agents
         self.agent_names = tuple(f"player_{i}" for i in range(config.num_agents))
         self.bot_names = tuple(b.name for b in config.bots)
@@ -126,12 +125,12 @@ class MatchCore:
         #: Frags since the match start of every player in the game, agents and bots, by name.
         self.scoreboard: dict[str, float] = {}
         try:
-            self._start(port)
+            self._start(port, console_log)
         except BaseException:
             self.close()
             raise
 
-    def _start(self, port: int | None) -> None:
+    def _start(self, port: int | None, console_log: bool) -> None:
         config = self.config
         self.bots_path = (
             write_bots_file(os.path.join(self.workdir, "bots.cfg"), config.bots, config.map.name)
@@ -163,7 +162,7 @@ class MatchCore:
                 lease.unbind()  # as late as possible: the host engine binds it next
             self.players[i].init()
 
-        log = os.path.join(self.workdir, ENGINE_LOG) if self._console_log else None
+        log = os.path.join(self.workdir, ENGINE_LOG) if console_log else None
         try:
             with console_to(log):
                 self._lockstep.run(init, timeout=connect_timeout + 15)
