@@ -63,13 +63,20 @@ TINY_FLAGS = [
 def test_doom_smoke(tmp_path, capsys):
     """A few hundred frames of sf/DoomBasic-v0 through the CLI with a tiny network."""
     run = str(tmp_path / "doom")
-    flags = ["--env", "sf/DoomBasic-v0", "--num-envs", "2", "--batch-size", "1"]
-    flags += ["--num-workers", "1", *TINY_FLAGS, "--frames", "256"]
+    flags = ["--env", "sf/DoomBasic-v0", "--num-envs", "4", "--batch-size", "2"]
+    flags += ["--num-workers", "2", *TINY_FLAGS, "--frames", "256"]
     assert main(["train", *flags, "--run-dir", run]) == 0
     capsys.readouterr()
     assert main(["eval", run, "--episodes", "1", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["episodes"] == 1 and "killcount_mean" in summary
+    # An odd count on 2 workers: one env more than episodes, which plays none.
+    assert main(["eval", run, "--episodes", "3", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["episodes"] == 3 and summary["episodes_per_env"] == [1, 1, 1, 0]
+    assert 0.0 <= summary["timeout_fraction"] <= 1.0 and "return_median" in summary
+    assert main(["eval", run, "--episodes", "5"]) == 0
+    assert "5 episodes on 4 envs (1-2 per env)" in capsys.readouterr().out
     gif = tmp_path / "doom.gif"
     assert main(["enjoy", run, "--out", str(gif)]) == 0
     assert imageio.mimread(gif)[0].shape == (120, 160, 3)

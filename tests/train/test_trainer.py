@@ -60,6 +60,20 @@ def test_async_run_measures_lag_and_writes_the_tensorboard_tags(toy_config, tmp_
     assert result.mean_return is not None
 
 
+def test_best_checkpoint_is_the_best_evaluated_one(toy_config, tmp_path):
+    """Every checkpoint is evaluated as it is written; best.pt holds the best of them, with
+    the evaluation's mean return."""
+    cfg = toy_config(frames=6144, checkpoint_every=1024, eval_episodes=8)
+    train(cfg)
+    acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"scalars": 0}).Reload()
+    evaluations = acc.Scalars("eval/return_mean")
+    assert len(evaluations) == 7  # after 1024, 2048, ... 6144 frames, and the final one
+    best = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
+    first_best = max(evaluations, key=lambda e: (e.value, -e.step))
+    assert best["best_return"] == pytest.approx(first_best.value)
+    assert best["frames"] == first_best.step
+
+
 def test_resume_continues_exactly(toy_config, tmp_path):
     """Train N, resume for M == train N + M straight, bit for bit (sync mode, toy env)."""
     batch = 4 * 8
@@ -86,7 +100,7 @@ def test_resume_continues_exactly(toy_config, tmp_path):
         a["optimizer"]["state"].values(), b["optimizer"]["state"].values(), strict=True
     ):
         assert all(torch.equal(sa[k], sb[k]) for k in sa)
-    assert a["recent_returns"] == b["recent_returns"]
+    assert a["episode_returns"] == b["episode_returns"]
 
 
 def test_resume_restores_the_kl_adaptive_learning_rate(toy_config, tmp_path):

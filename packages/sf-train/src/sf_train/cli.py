@@ -94,10 +94,12 @@ def _eval(argv: list[str]) -> int:
     from sf_train.evaluate import evaluate
 
     parser = argparse.ArgumentParser(
-        prog="sf-train eval", description="Evaluate a run's policy: mean and std of returns."
+        prog="sf-train eval",
+        description="Evaluate a run's policy without bias: every env plays an equal share of "
+        "the episodes. Prints mean, std and median of returns and the share of time-outs.",
     )
     parser.add_argument("run_dir", help="the run folder")
-    parser.add_argument("--episodes", type=int, default=10, help="episodes to play (default 10)")
+    parser.add_argument("--episodes", type=int, default=100, help="episodes to play (default 100)")
     parser.add_argument(
         "--checkpoint", default="latest", help="'latest' (default), 'best' or a checkpoint path"
     )
@@ -120,12 +122,23 @@ def _eval(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    table = Table(title=f"{summary['episodes']} episodes", caption=str(result.checkpoint))
+    per_env = result.episodes_per_env
+    spread = (
+        f"{per_env.min()}" if per_env.min() == per_env.max() else f"{per_env.min()}-{per_env.max()}"
+    )
+    table = Table(
+        title=f"{summary['episodes']} episodes on {len(per_env)} envs ({spread} per env)",
+        caption=f"{result.checkpoint}\ntime-outs: {summary['timeout_fraction']:.0%} of episodes",
+    )
     table.add_column("stat")
     table.add_column("mean ± std", justify="right")
-    names = ["return", "length", *result.variables]
-    for name in names:
-        table.add_row(name, f"{summary[name + '_mean']:.2f} ± {summary[name + '_std']:.2f}")
+    table.add_column("median", justify="right")
+    for name in ["return", "length", *result.variables]:
+        table.add_row(
+            name,
+            f"{summary[name + '_mean']:.2f} ± {summary[name + '_std']:.2f}",
+            f"{summary[name + '_median']:.2f}",
+        )
     Console().print(table)
     return 0
 

@@ -213,7 +213,11 @@ class RunConfig:
     checkpoint_every: int = 200_000
     """Frames between checkpoints (one is also written at the end of training)."""
     keep_checkpoints: int = 3
-    """How many of the latest checkpoints to keep; best.pt (best mean return) is kept too."""
+    """How many of the latest checkpoints to keep; best.pt (best evaluation) is kept too."""
+    eval_episodes: int = 100
+    """Episodes of the unbiased evaluation of each checkpoint as it is written (every env an
+    equal share, seeds apart from training's); its mean return picks best.pt and is logged
+    under eval/. 0 skips it, and best.pt then follows the training return."""
 
 
 @dataclass
@@ -326,6 +330,8 @@ def _validate_run(c: RunConfig, errors: list[str]) -> None:
         errors.append(f"run.frames={c.frames}: use a positive number of frames")
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", c.device):
         errors.append(f"run.device={c.device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'")
+    if c.eval_episodes < 0:
+        errors.append(f"run.eval_episodes={c.eval_episodes}: use 0 (no evaluation) or more")
     if c.torch_threads < 0:
         errors.append(f"run.torch_threads={c.torch_threads}: use 0 (automatic) or more")
     if c.checkpoint_every < 1:

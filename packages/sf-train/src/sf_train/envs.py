@@ -79,7 +79,12 @@ def make_env(
     b = min(cfg.batch_size if batch_size is None else batch_size, n)
     if cfg.env == TOY_ENV:
         return ToyVecEnv(
-            n, b, obs_shape=_toy_shape(cfg), episode_length=TOY_EPISODE_LENGTH, seed=seed
+            n,
+            b,
+            obs_shape=_toy_shape(cfg),
+            episode_length=TOY_EPISODE_LENGTH,
+            seed=seed,
+            **cfg.options(),
         )
     return gym.make_vec(
         cfg.env,

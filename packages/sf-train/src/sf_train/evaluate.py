@@ -6,7 +6,9 @@ weights and normalisers, so ``sf-train eval DIR`` and ``sf-train enjoy DIR`` nee
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +30,9 @@ from sf_train.envs import (
 )
 from sf_train.model import ActorCritic
 from sf_train.run_folder import find_checkpoint, load_run_config
+from sf_train.sampler import AsyncVectorEnv
 
-__all__ = ["EvalResult", "evaluate", "load_policy", "record_video"]
+__all__ = ["EvalResult", "evaluate", "evaluate_policy", "load_policy", "record_video"]
 
 
 @dataclass
@@ -37,25 +40,33 @@ class EvalResult:
     """Per-episode outcomes of an evaluation.
 
     Attributes:
-        checkpoint: The checkpoint evaluated.
+        checkpoint: The checkpoint evaluated (None for a model evaluated in memory).
         returns: Episode returns, ``[episodes]``.
         lengths: Episode lengths in agent steps, ``[episodes]``.
+        truncated: Whether the time limit (not the game) ended each episode, ``[episodes]``.
         variables: Game variables at each episode's end by name (Doom: kills, hits, frags...).
+        episodes_per_env: How many episodes each env played, ``[envs]``.
     """
 
-    checkpoint: Path
+    checkpoint: Path | None
     returns: np.ndarray
     lengths: np.ndarray
+    truncated: np.ndarray
     variables: dict[str, np.ndarray]
+    episodes_per_env: np.ndarray
 
     def summary(self) -> dict[str, Any]:
-        """Means and standard deviations as plain JSON-ready data."""
+        """Means, standard deviations and medians (returns are often bimodal: a kill or a
+        time-out), the share of time-outs and the episodes per env, as JSON-ready data."""
         stats = {"return": self.returns, "length": self.lengths, **self.variables}
         return {
-            "checkpoint": str(self.checkpoint),
+            "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
             "episodes": len(self.returns),
+            "episodes_per_env": self.episodes_per_env.tolist(),
+            "timeout_fraction": float(np.mean(self.truncated)),
             **{f"{k}_mean": float(np.mean(v)) for k, v in stats.items()},
             **{f"{k}_std": float(np.std(v)) for k, v in stats.items()},
+            **{f"{k}_median": float(np.median(v)) for k, v in stats.items()},
         }
 
 
@@ -93,7 +104,7 @@ def evaluate(
     greedy: bool = False,
     seed: int = 12345,
 ) -> EvalResult:
-    """Plays ``episodes`` episodes with the run's policy, all envs stepping together.
+    """Plays ``episodes`` episodes with a checkpoint of the run, all envs stepping together.
 
     Each env plays an equal share of the episodes (not simply the first ones to finish,
     which would favour short episodes).
@@ -102,30 +113,54 @@ def evaluate(
         run_dir: The run folder.
         episodes: Episodes to play.
         checkpoint: "latest", "best" or a checkpoint path.
-        num_envs: Envs in parallel; defaults to the run's ``num_envs`` (at most ``episodes``).
+        num_envs: Envs in parallel; defaults to the run's ``num_envs`` (rounded up to whole
+            games dealt evenly to the workers; envs beyond ``episodes`` play none).
         device: Overrides the run's device.
         greedy: Take the most likely action instead of sampling.
         seed: Seed of the envs and the action sampling (unlike training's, by default).
     """
-    if episodes < 1:
-        raise ValueError(f"episodes={episodes}: evaluate at least one episode")
     cfg = load_run_config(run_dir)
     dev = _device(cfg, device)
-    agents = agents_per_game(cfg.env)  # the rows of one game step and end together
-    n = -(-min(num_envs or cfg.env.num_envs, episodes) // agents) * agents
+    path = find_checkpoint(run_dir, checkpoint)
+
+    def load(venv: AsyncVectorEnv) -> ActorCritic:
+        spaces_ = (venv.single_observation_space, venv.single_action_space)
+        return load_policy(run_dir, *spaces_, str(path), dev)[0]
+
+    result = evaluate_policy(cfg, load, episodes, num_envs, dev, greedy, seed)
+    return dataclasses.replace(result, checkpoint=path)
+
+
+def evaluate_policy(
+    cfg: Config,
+    policy: ActorCritic | Callable[[AsyncVectorEnv], ActorCritic],
+    episodes: int,
+    num_envs: int | None = None,
+    device: torch.device | str = "cpu",
+    greedy: bool = False,
+    seed: int = 12345,
+) -> EvalResult:
+    """Plays ``episodes`` episodes of ``cfg``'s env with ``policy`` (a model on ``device``, or
+    a function that builds it for the vector env), every env an equal share.
+
+    Raises:
+        ValueError: If ``episodes`` < 1.
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes={episodes}: evaluate at least one episode")
+    n = _eval_env_count(cfg, min(num_envs or cfg.env.num_envs, episodes))
     quota = np.full(n, episodes // n) + (np.arange(n) < episodes % n)
     venv = make_env(cfg.env, num_envs=n, batch_size=n, seed=seed)
     try:
-        model, path = load_policy(
-            run_dir, venv.single_observation_space, venv.single_action_space, checkpoint, dev
-        )
+        model = policy if isinstance(policy, ActorCritic) else policy(venv)
         names = game_variable_names(venv)
         done_count = np.zeros(n, dtype=np.int64)
         returns: list[float] = []
         lengths: list[int] = []
+        cut: list[bool] = []
         variables: list[np.ndarray] = []
-        state = model.initial_state(n, dev)
-        generator = torch.Generator(dev).manual_seed(seed)
+        state = model.initial_state(n, device)
+        generator = torch.Generator(device).manual_seed(seed)
         venv.async_reset(seed=seed)
         while (done_count < quota).any():
             obs, _, terminated, truncated, info = venv.recv()
@@ -136,14 +171,15 @@ def evaluate(
                     done_count[e] += 1
                     returns.append(float(info["episode"]["r"][row]))
                     lengths.append(int(info["episode"]["l"][row]))
+                    cut.append(bool(truncated[row]) and not bool(terminated[row]))
                     final = info.get("final_info", {}).get("variables")
                     if final is not None and names:
                         variables.append(np.asarray(final[row], dtype=np.float64))
-            ended = torch.from_numpy(np.logical_or(terminated, truncated)).to(dev)
-            idx = torch.from_numpy(ids).to(dev)
+            ended = torch.from_numpy(np.logical_or(terminated, truncated)).to(device)
+            idx = torch.from_numpy(ids).to(device)
             state[idx] = torch.where(ended.unsqueeze(-1), 0.0, state[idx])
             with torch.no_grad():
-                x = _to_device(obs, dev)
+                x = _to_device(obs, device)
                 out = model(x, state[idx])
                 dist = model.action_dist
                 actions = dist.mode(out.logits) if greedy else dist.sample(out.logits, generator)
@@ -153,7 +189,18 @@ def evaluate(
         venv.close()
     table = np.array(variables) if variables else np.zeros((0, len(names)))
     by_name = {name: table[:, j] for j, name in enumerate(names)} if len(table) else {}
-    return EvalResult(path, np.array(returns), np.array(lengths), by_name)
+    return EvalResult(
+        None, np.array(returns), np.array(lengths), np.array(cut, dtype=bool), by_name, quota
+    )
+
+
+def _eval_env_count(cfg: Config, wanted: int) -> int:
+    """``wanted`` envs rounded up to what the engine accepts in one synchronous batch: whole
+    games, dealt evenly to the workers. Envs beyond the episode count play none."""
+    agents = agents_per_game(cfg.env)  # the rows of one game step and end together
+    games = -(-wanted // agents)
+    workers = max(1, min(cfg.env.num_workers, games))
+    return -(-games // workers) * workers * agents
 
 
 def _to_device(obs: Any, device: torch.device) -> Any:

@@ -35,6 +35,7 @@ RESUMABLE_FIELDS = frozenset(
         "run.sync",
         "run.checkpoint_every",
         "run.keep_checkpoints",
+        "run.eval_episodes",
     }
 )
 """Fields a resumed run may change: how long and where it trains, not what it trains (a run

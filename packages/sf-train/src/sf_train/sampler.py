@@ -57,6 +57,7 @@ class Rollout:
         buffer: The ``[T, B]`` trajectories; give it back with :meth:`Sampler.release`.
         episode_returns: Returns of the episodes that ended since the previous rollout.
         episode_lengths: Their lengths in agent steps.
+        episode_env_ids: The env each of them ended in.
         env_steps: Steps of the learning agents (every env that is not an opponent's) since
             the previous rollout.
         episode_variables: The envs' game variables at each episode end, ``[episodes, V]``
@@ -66,6 +67,7 @@ class Rollout:
     buffer: TrajectoryBuffer
     episode_returns: np.ndarray
     episode_lengths: np.ndarray
+    episode_env_ids: np.ndarray
     env_steps: int
     episode_variables: np.ndarray | None = None
 
@@ -155,6 +157,7 @@ class Sampler:
         self._parked: tuple[Any, np.ndarray] | None = None
         self._returns: list[np.ndarray] = []
         self._lengths: list[np.ndarray] = []
+        self._episode_envs: list[np.ndarray] = []
         self._variables: list[np.ndarray] = []
         self._steps = 0
 
@@ -357,6 +360,7 @@ class Sampler:
             if mask.any():
                 self._returns.append(np.asarray(info["episode"]["r"])[mask].astype(np.float64))
                 self._lengths.append(np.asarray(info["episode"]["l"])[mask].astype(np.int64))
+                self._episode_envs.append(env_ids[mask])
                 variables = info.get("final_info", {}).get("variables")
                 if variables is not None:
                     self._variables.append(np.asarray(variables)[mask].astype(np.float64))
@@ -373,10 +377,12 @@ class Sampler:
             slot.buffer,
             np.concatenate(self._returns) if self._returns else np.zeros(0),
             np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64),
+            np.concatenate(self._episode_envs) if self._episode_envs else np.zeros(0, np.int64),
             self._steps,
             np.concatenate(self._variables) if self._variables else None,
         )
-        self._returns, self._lengths, self._variables, self._steps = [], [], [], 0
+        self._returns, self._lengths, self._episode_envs = [], [], []
+        self._variables, self._steps = [], 0
         return rollout
 
     def state_dict(self) -> dict[str, Any]:

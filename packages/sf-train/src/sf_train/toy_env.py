@@ -7,6 +7,7 @@ it a fast end-to-end check of the sampler, the model and the learner without ViZ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -16,7 +17,7 @@ from gymnasium import spaces
 __all__ = ["ToyEnv", "ToyVecEnv"]
 
 _STATE_ARRAYS = ("_side", "_col", "_final_col", "_t", "_return", "_reward", "_ended")
-_STATE_ARRAYS += ("_episode_r", "_episode_l")
+_STATE_ARRAYS += ("_episode_r", "_episode_l", "_length")
 
 
 class ToyVecEnv:
@@ -32,6 +33,9 @@ class ToyVecEnv:
         batch_size: Envs returned per ``recv()``; less than ``num_envs`` is asynchronous.
         obs_shape: ``(C, H, W)`` of the uint8 screen.
         episode_length: Steps per episode (the last one is ``terminated``).
+        episode_lengths: If given, each episode's length is drawn uniformly from these
+            instead, e.g. ``(2, 30)``: bimodal lengths, whose short episodes end more often
+            than a fair share (what biased completion-order statistics show).
         time_limit: End episodes by a time limit instead: the last step is ``truncated``, and
             the observation it led to comes in ``info["final_obs"]`` (masked by
             ``info["_final_obs"]``), as the sf-envs engine reports it.
@@ -57,8 +61,12 @@ class ToyVecEnv:
         shuffle: bool = False,
         seed: int | None = None,
         time_limit: bool = False,
+        episode_lengths: Sequence[int] = (),
     ) -> None:
+        if any(length < 1 for length in episode_lengths):
+            raise ValueError(f"episode_lengths={episode_lengths}: every length must be >= 1")
         self.num_envs = num_envs
+        self.episode_lengths = np.asarray(episode_lengths or [episode_length], dtype=np.int64)
         self.time_limit = time_limit
         self.batch_size = num_envs if batch_size is None else batch_size
         if not 1 <= self.batch_size <= num_envs:
@@ -79,6 +87,7 @@ class ToyVecEnv:
         self._col = np.zeros(num_envs, dtype=np.int64)
         self._final_col = np.zeros(num_envs, dtype=np.int64)  # target shown after a time limit
         self._t = np.zeros(num_envs, dtype=np.int64)
+        self._length = np.full(num_envs, episode_length, dtype=np.int64)
         self._return = np.zeros(num_envs, dtype=np.float32)
         self._ready: list[int] = []
         # Per-env result of the last step, returned by recv().
@@ -92,6 +101,10 @@ class ToyVecEnv:
         half = self.single_screen_shape[2] // 2
         self._side[env_ids] = self._rng.integers(0, 2, len(env_ids))
         self._col[env_ids] = self._side[env_ids] * half + self._rng.integers(0, half, len(env_ids))
+
+    def _new_lengths(self, env_ids: np.ndarray) -> None:
+        if len(self.episode_lengths) > 1:
+            self._length[env_ids] = self._rng.choice(self.episode_lengths, len(env_ids))
 
     @property
     def single_screen_shape(self) -> tuple[int, ...]:
@@ -107,6 +120,7 @@ class ToyVecEnv:
         self._return[:] = 0
         self._reward[:] = 0
         self._ended[:] = False
+        self._new_lengths(ids)
         self._new_target(ids)
         self._ready = list(ids)
 
@@ -166,13 +180,14 @@ class ToyVecEnv:
         self._reward[ids] = (actions == self._side[ids]).astype(np.float32)
         self._return[ids] += self._reward[ids]
         self._t[ids] += 1
-        done = self._t[ids] >= self.episode_length
+        done = self._t[ids] >= self._length[ids]
         self._ended[ids] = done
         finished = ids[done]
         self._episode_r[finished] = self._return[finished]
         self._episode_l[finished] = self._t[finished]
         self._t[finished] = 0
         self._return[finished] = 0
+        self._new_lengths(finished)
         self._new_target(ids)
         if self.time_limit:  # the target just drawn is what the cut episode would have seen
             self._final_col[finished] = self._col[finished]

@@ -48,6 +48,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from sf_train.config import AlgoConfig, Config, resolve_device, validate
 from sf_train.envs import agents_per_game, frames_per_step, game_variable_names, make_env
+from sf_train.episodes import EpisodeWindow
+from sf_train.evaluate import evaluate_policy
 from sf_train.learner import Learner
 from sf_train.model import ActorCritic
 from sf_train.run_folder import checkpoints_of, prepare_run_folder
@@ -61,7 +63,8 @@ WAIT_S = 0.1
 """Poll interval of every wait between the two threads, so errors and stops are seen quickly."""
 JOIN_TIMEOUT_S = 60.0
 RETURN_WINDOW = 100
-"""Episodes in the mean return shown, logged as best and compared for ``best.pt``."""
+"""Episodes (over all envs, an equal share each) in the mean return shown, logged and
+compared for ``best.pt``; see :class:`~sf_train.episodes.EpisodeWindow`."""
 
 
 class SharedWeights:
@@ -114,7 +117,8 @@ class TrainResult:
         frames: Env frames trained on in total (over all resumed sessions).
         seconds: Wall time of this session's training loop.
         fps: Env frames per second of this session.
-        mean_return: Mean return of the last episodes (up to 100), if any ended.
+        mean_return: Mean return of the last episodes, an equal share from every env (see
+            :class:`~sf_train.episodes.EpisodeWindow`); None until every env ended one.
         checkpoint: The last checkpoint written.
     """
 
@@ -205,7 +209,9 @@ class Trainer:
             self._opponents = _OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
             self.variable_names = game_variable_names(self.venv)
             self.frames = 0
-            self._recent: collections.deque[float] = collections.deque(maxlen=RETURN_WINDOW)
+            learning_envs = np.setdiff1d(np.arange(cfg.env.num_envs), opponent_envs)
+            self.returns = EpisodeWindow(learning_envs, RETURN_WINDOW)
+            self.lengths = EpisodeWindow(learning_envs, RETURN_WINDOW)
             self.checkpoints = checkpoints_of(self.run_dir, cfg.run.keep_checkpoints)
             if state is None:
                 self.sampler.start(seed=cfg.run.seed)
@@ -235,7 +241,8 @@ class Trainer:
             "version": learner.version,
             "lr": learner.lr,
             "frames": self.frames,
-            "recent_returns": list(self._recent),
+            "episode_returns": self.returns.state_dict(),
+            "episode_lengths": self.lengths.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "sampler_rng": self.generator.get_state(),
         }
@@ -254,7 +261,9 @@ class Trainer:
         learner.version, learner.lr = int(state["version"]), float(state["lr"])
         self.weights.publish(learner.model, learner.version)
         self.frames = int(state["frames"])
-        self._recent.extend(state["recent_returns"])
+        if "episode_returns" in state:  # older checkpoints kept no per-env window
+            self.returns.load_state_dict(state["episode_returns"])
+            self.lengths.load_state_dict(state["episode_lengths"])
         self.checkpoints.best_return = state.get("best_return")
         torch.set_rng_state(state["torch_rng"])
         self.generator.set_state(state["sampler_rng"])
@@ -271,16 +280,44 @@ class Trainer:
         )
 
     def save_checkpoint(self) -> Path:
-        """Writes a checkpoint atomically (the learner pauses only while it is copied)."""
+        """Writes a checkpoint atomically (the learner pauses only while it is copied), after
+        evaluating it (``run.eval_episodes``) to decide whether it is the best so far."""
         with self._learn_lock:
             state = copy.deepcopy(self.state_dict())
-        self._last_checkpoint = self.checkpoints.save(state, self.frames, self.mean_return)
+            model = copy.deepcopy(self.learner.model)
+        score = self._evaluate(model) if self.cfg.run.eval_episodes else self.mean_return
+        self._last_checkpoint = self.checkpoints.save(state, self.frames, score)
         return self._last_checkpoint
+
+    def _evaluate(self, model: ActorCritic) -> float:
+        """Mean return of an unbiased evaluation of ``model``, logged under ``eval/``."""
+        result = evaluate_policy(
+            self.cfg,
+            model.eval(),
+            self.cfg.run.eval_episodes,
+            device=self.device,
+            seed=self.cfg.run.seed + self.frames,  # apart from `sf-train eval`'s 12345
+        )
+        summary = result.summary()
+        for key in ("return_mean", "return_median", "length_mean", "timeout_fraction"):
+            self.writer.add_scalar(f"eval/{key}", summary[key], self.frames)
+        log.info(
+            "evaluation at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
+            "episodes)",
+            self.frames,
+            summary["return_mean"],
+            summary["return_std"],
+            summary["return_median"],
+            100 * summary["timeout_fraction"],
+            summary["episodes"],
+        )
+        return summary["return_mean"]
 
     @property
     def mean_return(self) -> float | None:
-        """Mean return of the last (up to 100) episodes, or None before any ended."""
-        return float(np.mean(self._recent)) if self._recent else None
+        """Mean return of the last episodes, an equal share from every env, or None until
+        every env has ended one (:class:`~sf_train.episodes.EpisodeWindow`)."""
+        return self.returns.mean()
 
     # -- logging -------------------------------------------------------------------------
 
@@ -293,9 +330,14 @@ class Trainer:
         if now > t0:
             write("perf/fps", (self.frames - f0) / (now - t0), self.frames)
         if len(rollout.episode_returns):
-            self._recent.extend(rollout.episode_returns.tolist())
-            write("charts/episodic_return", float(rollout.episode_returns.mean()), self.frames)
-            write("charts/episodic_length", float(rollout.episode_lengths.mean()), self.frames)
+            self.returns.add(rollout.episode_env_ids, rollout.episode_returns)
+            self.lengths.add(rollout.episode_env_ids, rollout.episode_lengths)
+            if self.returns.ready:
+                write("charts/episodic_return", self.returns.mean(), self.frames)
+                write("charts/episodic_length", self.lengths.mean(), self.frames)
+            # The raw series, biased toward short episodes; kept to show the gap.
+            raw = float(rollout.episode_returns.mean())
+            write("charts/episodic_return_by_completion", raw, self.frames)
             variables = rollout.episode_variables
             if variables is not None and variables.shape[1] == len(self.variable_names):
                 for name, column in zip(self.variable_names, variables.T, strict=True):
