@@ -7,6 +7,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sf_train.cli import main
+from sf_train.run_folder import load_run_config
 
 
 def test_train_eval_enjoy_on_the_toy_env(tmp_path, toy_flags, capsys):
@@ -26,6 +27,20 @@ def test_train_eval_enjoy_on_the_toy_env(tmp_path, toy_flags, capsys):
     frames = imageio.mimread(gif)
     # 17 frames written; GIF encoders may merge identical neighbours.
     assert 2 <= len(frames) <= 17 and frames[0].shape == (96, 128, 3)
+
+
+def test_a_preset_starts_the_config_and_flags_override_it(tmp_path, capsys):
+    run = tmp_path / "sf"
+    flags = ["--preset", "sample-factory", "--env", "toy", "--num-envs", "2"]
+    flags += ["--batch-size", "2", "--num-workers", "1", "--rollout", "4", "--frames", "16"]
+    assert main(["train", *flags, "--eval-episodes", "0", "--run-dir", str(run)]) == 0
+    saved = load_run_config(run)
+    assert saved.model.conv_channels == (32, 64, 128) and saved.model.rnn_size == 512
+    assert saved.algo.learning_rate == 1e-4 and saved.env.obs_size == (128, 72)
+    assert saved.algo.rollout == 4 and saved.env.num_envs == 2  # the flags given win
+    capsys.readouterr()
+    assert main(["train", "--run-dir", str(run), "--resume", "--preset", "sample-factory"]) == 2
+    assert "drop it with --resume" in capsys.readouterr().err
 
 
 def test_user_errors_print_the_fix(tmp_path, toy_flags, capsys):

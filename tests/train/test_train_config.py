@@ -22,11 +22,12 @@ from sf_train.config import (
     validate,
 )
 from sf_train.config_cli import add_config_arguments, config_from_args, field_docs
+from sf_train.presets import sample_factory
 
 
 def test_defaults_are_valid():
     validate(Config())
-    validate(Config(model=ModelConfig.large(), env=EnvConfig(obs_size=(128, 72))))
+    validate(sample_factory())
 
 
 def test_validation_reports_every_error_at_once():

@@ -169,3 +169,13 @@ def test_async_training_learns_the_toy_env(toy_config):
     cfg.algo = AlgoConfig(rollout=16, gamma=0.5)  # short horizon: rewards pay single actions
     result = train(cfg)
     assert result.mean_return >= 14.5
+
+
+def test_checkpoints_on_a_wall_clock_grid(toy_config, tmp_path, monkeypatch):
+    """run.checkpoint_seconds adds checkpoints by wall time: a clock that advances one second
+    per call makes every batch due."""
+    clock = iter(range(10**6))
+    monkeypatch.setattr("sf_train.trainer.time.perf_counter", lambda: float(next(clock)))
+    cfg = toy_config(frames=256, checkpoint_seconds=0.5, keep_checkpoints=100, eval_episodes=0)
+    train(cfg)
+    assert len(checkpoints_of(tmp_path / "run").all()) >= 256 // (4 * 8)

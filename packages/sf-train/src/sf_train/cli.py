@@ -24,6 +24,7 @@ from rich.table import Table
 from sf_train.checkpoint import CheckpointError
 from sf_train.config import Config, ConfigError
 from sf_train.config_cli import add_config_arguments, config_from_args
+from sf_train.presets import PRESETS
 from sf_train.run_folder import CONFIG_FILE, RunFolderError, load_run_config
 
 __all__ = ["main"]
@@ -43,6 +44,13 @@ def _train_parser(defaults: Config | None = None) -> argparse.ArgumentParser:
         help="continue the run in --run-dir from its latest checkpoint; flags not given keep "
         f"the values saved in its {CONFIG_FILE}",
     )
+    parser.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="default",
+        help="start from a named configuration, which the other flags override: "
+        "'sample-factory' is Sample Factory 2.1.1's Doom model and settings (default: default)",
+    )
     add_config_arguments(parser, defaults)
     return parser
 
@@ -51,9 +59,12 @@ def _train(argv: list[str]) -> int:
     from sf_train.trainer import Progress as TrainProgress
     from sf_train.trainer import train
 
-    # With --resume the saved config provides the defaults, so only the flags given change it.
+    # The defaults come from the preset, or with --resume from the saved config, so only the
+    # flags given change it.
     pre = _train_parser().parse_known_args(argv)[0]
-    defaults = None
+    if pre.resume and pre.preset != "default":
+        raise ValueError("--preset starts a new run: drop it with --resume (the run keeps its own)")
+    defaults = PRESETS[pre.preset]()
     if pre.resume:
         defaults = load_run_config(vars(pre)["run.run_dir"])
     args = _train_parser(defaults).parse_args(argv)

@@ -3,8 +3,8 @@
 The defaults target CPU training of ``sf/DoomBasic-v0`` on a 2-core machine, where the
 network's forward and backward passes, not the envs, bound the speed (see MEASUREMENTS.md:
 a 1x36x64 grayscale input with conv 16/32 and FC 256 sustains ~8k env frames/s of model compute
-against ~1.9k for Sample Factory's default model). :meth:`ModelConfig.large` gives the larger
-Sample Factory model for GPU hosts.
+against ~1.9k for Sample Factory's default model). The ``sample-factory`` preset
+(:mod:`sf_train.presets`) gives the larger Sample Factory model and its settings.
 
 Each field's docstring is its ``--help`` text (see :mod:`sf_train.config_cli`).
 """
@@ -114,18 +114,6 @@ class ModelConfig:
     normalize_measurements: bool = True
     """Normalise measurements with a running per-entry mean and std, saved with the model."""
 
-    @classmethod
-    def large(cls) -> ModelConfig:
-        """Sample Factory's default Doom model (conv 32/64/128, FC 512, GRU 512), for GPU hosts
-        and larger (e.g. 128x72 RGB) observations."""
-        return cls(
-            conv_channels=(32, 64, 128),
-            conv_kernels=(8, 4, 3),
-            conv_strides=(4, 2, 2),
-            fc_size=512,
-            rnn_size=512,
-        )
-
 
 @dataclass
 class AlgoConfig:
@@ -212,6 +200,9 @@ class RunConfig:
     learn, with zero policy lag."""
     checkpoint_every: int = 200_000
     """Frames between checkpoints (one is also written at the end of training)."""
+    checkpoint_seconds: float = 0.0
+    """Also write a checkpoint every this many seconds of wall time (0: only by frames); for
+    learning curves against wall time, with keep_checkpoints large enough to keep them."""
     keep_checkpoints: int = 3
     """How many of the latest checkpoints to keep; best.pt (best evaluation) is kept too."""
     eval_episodes: int = 100
@@ -330,6 +321,8 @@ def _validate_run(c: RunConfig, errors: list[str]) -> None:
         errors.append(f"run.frames={c.frames}: use a positive number of frames")
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", c.device):
         errors.append(f"run.device={c.device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'")
+    if c.checkpoint_seconds < 0:
+        errors.append(f"run.checkpoint_seconds={c.checkpoint_seconds}: use 0 (off) or more")
     if c.eval_episodes < 0:
         errors.append(f"run.eval_episodes={c.eval_episodes}: use 0 (no evaluation) or more")
     if c.torch_threads < 0:

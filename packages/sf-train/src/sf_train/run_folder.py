@@ -34,6 +34,7 @@ RESUMABLE_FIELDS = frozenset(
         "run.torch_threads",
         "run.sync",
         "run.checkpoint_every",
+        "run.checkpoint_seconds",
         "run.keep_checkpoints",
         "run.eval_episodes",
     }

@@ -379,10 +379,17 @@ class Trainer:
         self.writer.add_scalar("self_play/pool_size", len(pool), self.frames)
 
     def _maybe_checkpoint(self) -> None:
-        if self.frames >= self._next_checkpoint:
+        seconds = self.cfg.run.checkpoint_seconds
+        due_by_time = seconds > 0 and time.perf_counter() >= self._next_checkpoint_time
+        if self.frames >= self._next_checkpoint or due_by_time:
             self.save_checkpoint()
             every = self.cfg.run.checkpoint_every
             self._next_checkpoint = (self.frames // every + 1) * every
+            if seconds > 0:
+                # On a fixed grid from the start, however long the save took.
+                now = time.perf_counter()
+                while self._next_checkpoint_time <= now:
+                    self._next_checkpoint_time += seconds
 
     # -- loops ---------------------------------------------------------------------------
 
@@ -481,6 +488,7 @@ class Trainer:
         previous = torch.get_num_threads()
         start_frames, start = self.frames, time.perf_counter()
         self._fps_window.append((start, self.frames))
+        self._next_checkpoint_time = start + self.cfg.run.checkpoint_seconds
         if self.frames >= self.cfg.run.frames:
             log.warning("run already at %d frames: raise --frames to train longer", self.frames)
         try:

@@ -1,0 +1,55 @@
+"""Named starting configurations: ``sf-train train --preset NAME``; flags override them.
+
+``sample-factory`` reproduces Sample Factory 2.1.1's Doom setup (its ``doom_basic`` defaults,
+read from its ``cfg.py`` and ``doom_params.py``) in sf-train's terms, so that the two trainers
+can be compared with the same model and observations (``benchmarks/peers/sample_factory.py``).
+Where the two algorithms have no common setting, the closest one is used:
+
+- Sample Factory learns from batches of 1024 samples; an sf-train batch is one ``rollout`` of
+  every env (256 samples with 8 envs), so it makes one update per 256 samples instead.
+- Sample Factory's doom_basic runs PPO-style GAE (lambda 0.95) without V-trace; sf-train
+  always corrects with V-trace (rho and c truncated at 1, lambda 1).
+- Sample Factory normalises returns for the critic; sf-train scales rewards (0.01, which is
+  also the scale of Sample Factory's Doom rewards).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig
+
+__all__ = ["PRESETS", "sample_factory"]
+
+
+def sample_factory() -> Config:
+    """Sample Factory's Doom model (conv 32/64/128, FC 512, GRU 512 over 128x72 RGB) and its
+    APPO settings: one epoch of one minibatch per batch, rollout 32, Adam at 1e-4, PPO
+    clipping 0.1, value clipping 1.0, entropy 0.003, gradient norm 4, running input
+    normalisation."""
+    return Config(
+        env=EnvConfig(obs_size=(128, 72), grayscale=False),
+        model=ModelConfig(
+            conv_channels=(32, 64, 128),
+            conv_kernels=(8, 4, 3),
+            conv_strides=(4, 2, 2),
+            fc_size=512,
+            rnn=True,
+            rnn_size=512,
+            screen_norm="running",
+        ),
+        algo=AlgoConfig(
+            rollout=32,
+            learning_rate=1e-4,
+            num_epochs=1,
+            num_minibatches=1,
+            clip_ratio=0.1,
+            value_clip=1.0,
+            entropy_coef=0.003,
+            max_grad_norm=4.0,
+        ),
+    )
+
+
+PRESETS: dict[str, Callable[[], Config]] = {"default": Config, "sample-factory": sample_factory}
+"""Preset names and the functions that build them."""
