@@ -89,6 +89,18 @@ def test_running_mean_std_matches_numpy_over_all_batches():
         rms.update(torch.zeros(4, 2))
 
 
+def test_screen_statistics_from_bytes_equal_those_from_floats():
+    """uint8 screens take a histogram path; it must give the float path's numbers."""
+    gen = torch.Generator().manual_seed(0)
+    by_bytes, by_floats = RunningMeanStd(), RunningMeanStd()
+    for size in (5, 700, 3):
+        x = torch.randint(0, 256, (size, 3, 4), dtype=torch.uint8, generator=gen)
+        by_bytes.update(x)
+        by_floats.update(x.double())
+    for name in ("mean", "var", "count"):
+        assert torch.allclose(getattr(by_bytes, name), getattr(by_floats, name), rtol=1e-12)
+
+
 def test_bad_spaces_and_sizes_raise_with_a_fix():
     with pytest.raises(ValueError, match="uint8 Box of shape"):
         ActorCritic(spaces.Box(0, 1, (36, 64), dtype=np.float32), ACTIONS, SMALL)

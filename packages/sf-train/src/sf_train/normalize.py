@@ -42,12 +42,15 @@ class RunningMeanStd(nn.Module):
             raise ValueError(
                 f"input of shape {tuple(x.shape)} does not end in the normalised shape {self.shape}"
             )
-        x = x.to(torch.float64).reshape(-1, *self.shape)
-        n = x.shape[0]
-        if n == 0:
+        if x.numel() == 0:
             return
-        batch_mean = x.mean(0)
-        batch_var = x.var(0, unbiased=False)
+        if x.dtype == torch.uint8 and not self.shape:
+            batch_mean, batch_var, n = _byte_moments(x)
+        else:
+            x = x.to(torch.float64).reshape(-1, *self.shape)
+            n = x.shape[0]
+            batch_mean = x.mean(0)
+            batch_var = x.var(0, unbiased=False)
         total = self.count + n
         delta = batch_mean - self.mean
         self.mean += delta * (n / total)
@@ -61,3 +64,14 @@ class RunningMeanStd(nn.Module):
         mean = self.mean.to(dtype)
         std = torch.sqrt(self.var + self.eps).to(dtype)
         return torch.clamp((x.to(dtype) - mean) / std, -self.clip, self.clip)
+
+
+def _byte_moments(x: Tensor) -> tuple[Tensor, Tensor, int]:
+    """Mean, variance and count of a uint8 tensor from its 256-bin histogram: exact, and one
+    pass over the bytes instead of a float64 copy (screens are millions of bytes a batch)."""
+    counts = torch.bincount(x.reshape(-1), minlength=256).to(torch.float64)
+    values = torch.arange(256, dtype=torch.float64, device=x.device)
+    n = x.numel()
+    mean = (counts * values).sum() / n
+    var = (counts * (values - mean) ** 2).sum() / n
+    return mean, var, n

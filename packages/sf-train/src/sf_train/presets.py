@@ -7,10 +7,12 @@ Where the two algorithms have no common setting, the closest one is used:
 
 - Sample Factory learns from batches of 1024 samples; an sf-train batch is one ``rollout`` of
   every env (256 samples with 8 envs), so it makes one update per 256 samples instead.
-- Sample Factory's doom_basic runs PPO-style GAE (lambda 0.95) without V-trace; sf-train
-  always corrects with V-trace (rho and c truncated at 1, lambda 1).
+- Sample Factory's Doom runs PPO-style GAE (lambda 0.95) without V-trace; sf-train always
+  corrects with V-trace (rho and c truncated at 1, lambda 1).
 - Sample Factory normalises returns for the critic; sf-train scales rewards (0.01, which is
-  also the scale of Sample Factory's Doom rewards).
+  also the scale of Sample Factory's doom_basic rewards).
+- Sample Factory's Doom exploration term is a symmetric KL to the uniform policy (0.001);
+  sf-train's is the entropy, with the same coefficient.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ __all__ = ["PRESETS", "sample_factory"]
 def sample_factory() -> Config:
     """Sample Factory's Doom model (conv 32/64/128, FC 512, GRU 512 over 128x72 RGB) and its
     APPO settings: one epoch of one minibatch per batch, rollout 32, Adam at 1e-4, PPO
-    clipping 0.1, value clipping 1.0, entropy 0.003, gradient norm 4, running input
-    normalisation."""
+    clipping 0.1, value clipping 0.2, exploration 0.001, gradient norm 4, policy lag up to
+    1000, no value bootstrap at time limits, running input normalisation."""
     return Config(
         env=EnvConfig(obs_size=(128, 72), grayscale=False),
         model=ModelConfig(
@@ -44,9 +46,11 @@ def sample_factory() -> Config:
             num_epochs=1,
             num_minibatches=1,
             clip_ratio=0.1,
-            value_clip=1.0,
-            entropy_coef=0.003,
+            value_clip=0.2,
+            entropy_coef=0.001,
             max_grad_norm=4.0,
+            max_policy_lag=1000,
+            value_bootstrap=False,
         ),
     )
 
