@@ -69,7 +69,7 @@ def test_async_lag_is_measured_and_stale_samples_masked():
 
 
 def test_learning_rate_schedules():
-    assert learning_rate(AlgoConfig(learning_rate=1e-3), 0.7) == 1e-3
+    assert learning_rate(AlgoConfig(learning_rate=1e-3, lr_schedule="constant"), 0.7) == 1e-3
     linear = AlgoConfig(learning_rate=1e-3, lr_schedule="linear")
     assert learning_rate(linear, 0.0) == 1e-3
     assert learning_rate(linear, 0.75) == pytest.approx(2.5e-4)
@@ -102,14 +102,18 @@ def test_kl_adaptive_learner_moves_the_rate():
     assert learner.lr == pytest.approx(1.5e-4)  # a tiny KL against a large target speeds up
 
 
-@pytest.mark.parametrize("rnn,measurements", [(False, False), (True, True)])
-def test_short_synchronous_run_learns_the_toy_env(rnn, measurements):
+@pytest.mark.parametrize(
+    "rnn,measurements,precision",
+    [(False, False, "float32"), (True, True, "float32"), (True, False, "bfloat16")],
+)
+def test_short_synchronous_run_learns_the_toy_env(rnn, measurements, precision):
     """A random policy scores 8 of 16; the right action is visible in every frame.
 
     Each step's reward depends only on its own action, so a short horizon (gamma 0.5) keeps the
-    value targets' variance low and the run short; typically ~30-60 updates.
+    value targets' variance low and the run short; typically ~30-60 updates. In bfloat16 the
+    learner's products are rounded, its weights and optimiser state are not.
     """
-    algo = AlgoConfig(learning_rate=5e-3, gamma=0.5, entropy_coef=0.001)
+    algo = AlgoConfig(learning_rate=5e-3, gamma=0.5, entropy_coef=0.001, precision=precision)
     model_cfg = ModelConfig(**{**TINY.__dict__, "rnn": rnn})
     venv, sampler, learner = make(
         8, 4, algo, model_cfg, T=16, seed=1, measurements=measurements, shuffle=True
@@ -126,6 +130,7 @@ def test_short_synchronous_run_learns_the_toy_env(rnn, measurements):
     finally:
         venv.close()
     assert np.mean(recent) >= 14.5
+    assert all(p.dtype == torch.float32 for p in learner.model.parameters())
 
 
 @pytest.mark.parametrize("bootstrap", [True, False])

@@ -4,7 +4,7 @@ Examples::
 
     sf-train train --env sf/DoomBasic-v0 --run-dir runs/basic --frames 500000
     sf-train train --run-dir runs/basic --frames 1000000 --resume
-    sf-train eval runs/basic --episodes 20
+    sf-train eval runs/basic --episodes 100
     sf-train enjoy runs/basic --out agent.gif
 """
 
@@ -129,7 +129,7 @@ def _eval(argv: list[str]) -> int:
         greedy=args.greedy,
         seed=args.seed,
     )
-    summary = result.summary()
+    summary = {**result.summary(), "greedy": args.greedy}
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -139,7 +139,9 @@ def _eval(argv: list[str]) -> int:
     )
     table = Table(
         title=f"{summary['episodes']} episodes on {len(per_env)} envs ({spread} per env)",
-        caption=f"{result.checkpoint}\ntime-outs: {summary['timeout_fraction']:.0%} of episodes",
+        caption=f"{result.checkpoint}\n"
+        + ("most likely actions" if args.greedy else "sampled actions")
+        + f"; time-outs: {summary['timeout_fraction']:.0%} of episodes",
     )
     table.add_column("stat")
     table.add_column("mean ± std", justify="right")

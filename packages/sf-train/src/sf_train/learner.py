@@ -73,6 +73,7 @@ class Learner:
         self.cfg = cfg
         self.device = device
         self.version = 0
+        self._bfloat16 = cfg.precision == "bfloat16"
         self.lr = cfg.learning_rate
         """Current learning rate; the state of the 'kl_adaptive' schedule."""
         self.optimizer = torch.optim.Adam(
@@ -81,9 +82,10 @@ class Learner:
 
     def _minibatch_loss(self, mb: dict) -> tuple[Tensor, dict[str, Tensor]]:
         cfg, model = self.cfg, self.model
-        out = model.forward_sequence(mb["obs"], mb["rnn_state"], mb["resets"])
+        with torch.autocast(self.device.type, torch.bfloat16, enabled=self._bfloat16):
+            out = model.forward_sequence(mb["obs"], mb["rnn_state"], mb["resets"])
         T = mb["rewards"].shape[0]
-        logits, values = out.logits[:T], out.values
+        logits, values = out.logits[:T].float(), out.values.float()
         log_probs = model.action_dist.log_prob(logits, mb["actions"])
         entropy = model.action_dist.entropy(logits)
         mask, lag = policy_lag_mask(mb["policy_versions"], self.version, cfg.max_policy_lag)

@@ -7,6 +7,7 @@ lives inside the model (as buffers), so a checkpoint is all that evaluation need
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import NamedTuple
 
@@ -165,16 +166,17 @@ class ActorCritic(nn.Module):
     def encode(self, obs: Obs) -> Tensor:
         """Features before the core, ``[N, features]``, for a flat batch of observations."""
         screen, measurements = self._split(obs)
+        dtype = self.fc.weight.dtype  # bfloat16 in a sampler's copy (see acting_copy)
         if self.screen_norm is not None:
             x = self.screen_norm(screen)
         else:
             x = screen.float() * (1.0 / 255.0)
-        x = nn.functional.elu(self.fc(self.conv(x)))
+        x = nn.functional.elu(self.fc(self.conv(x.to(dtype))))
         if self.measurements_mlp is not None:
             m = measurements.float()
             if self.measurements_norm is not None:
                 m = self.measurements_norm(m)
-            x = torch.cat([x, nn.functional.elu(self.measurements_mlp(m))], dim=-1)
+            x = torch.cat([x, nn.functional.elu(self.measurements_mlp(m.to(dtype)))], dim=-1)
         return x
 
     def _heads(self, core: Tensor) -> tuple[Tensor, Tensor]:
@@ -184,9 +186,19 @@ class ActorCritic(nn.Module):
         """One step for a batch of envs (inference): obs ``[B, ...]``, state ``[B, H]``."""
         x = self.encode(obs)
         if self.rnn is not None:
-            x = rnn_state = self.rnn(x, rnn_state)
+            x = self.rnn(x, rnn_state.to(x.dtype))
+            rnn_state = x.float()
         logits, values = self._heads(x)
-        return PolicyOutput(logits, values, rnn_state)
+        return PolicyOutput(logits.float(), values.float(), rnn_state)
+
+    def acting_copy(self, precision: str = "float32") -> ActorCritic:
+        """A copy to act with; in 'bfloat16' its weights (not its normalisers) are bfloat16,
+        and :meth:`forward` still takes and returns float32 states, logits and values."""
+        copy_ = copy.deepcopy(self)
+        if precision == "bfloat16":
+            for param in copy_.parameters():
+                param.data = param.data.to(torch.bfloat16)
+        return copy_
 
     def forward_sequence(self, obs: Obs, rnn_state: Tensor, resets: Tensor) -> PolicyOutput:
         """A ``[T, B]`` batch of trajectories (training), encoded in one pass.

@@ -192,7 +192,10 @@ class Trainer:
                 self.venv.single_observation_space, self.venv.single_action_space, cfg.model
             ).to(self.device)
             self.learner = Learner(model, cfg.algo, self.device)
-            self.weights = SharedWeights(model if sync else copy.deepcopy(model))
+            # Sync mode acts with the learner's own model, unless acting needs its own precision.
+            precision = cfg.algo.precision
+            acting = model if sync and precision == "float32" else model.acting_copy(precision)
+            self.weights = SharedWeights(acting)
             self.generator = torch.Generator(self.device).manual_seed(cfg.run.seed + 1)
             self.sampler = Sampler(
                 self.venv,
@@ -209,6 +212,8 @@ class Trainer:
             self._opponents = _OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
             self.variable_names = game_variable_names(self.venv)
             self.frames = 0
+            self.evaluations: list[tuple[int, dict[str, Any]]] = []
+            """(frames, :meth:`EvalResult.summary`) of each checkpoint evaluated this session."""
             learning_envs = np.setdiff1d(np.arange(cfg.env.num_envs), opponent_envs)
             self.returns = EpisodeWindow(learning_envs, RETURN_WINDOW)
             self.lengths = EpisodeWindow(learning_envs, RETURN_WINDOW)
@@ -299,6 +304,7 @@ class Trainer:
             seed=self.cfg.run.seed + self.frames,  # apart from `sf-train eval`'s 12345
         )
         summary = result.summary()
+        self.evaluations.append((self.frames, summary))
         for key in ("return_mean", "return_median", "length_mean", "timeout_fraction"):
             self.writer.add_scalar(f"eval/{key}", summary[key], self.frames)
         log.info(

@@ -1,0 +1,759 @@
+"""sf-train against Sample Factory 2.1.1 on Doom, same machine, same sitting, same wall clock.
+
+Four contenders train each scenario for the same wall-clock budget with 8 envs on 2 workers:
+
+  a. Sample Factory 2.1.1's own Doom APPO through its entry point
+     (``python -m sf_examples.vizdoom.train_vizdoom``): its default Doom model (conv 32/64/128,
+     FC 512, GRU 512) on 128x72 RGB, 2 workers x 4 envs, all its algorithm defaults.
+  b. sf-train with that model, observation and algorithm (``--preset sample-factory``).
+  c. sf-train with its own defaults.
+  d. b with ``--precision bfloat16``: the same model and settings, its products in bfloat16
+     (the sampler's weights, and the learner under autocast; see ``sf_train.config``).
+
+The sf-train contenders step half their envs per recv (``--batch-size 4``, as Sample Factory's
+``worker_num_splits=2`` does), checkpoint by time only and skip their in-training evaluation
+(``--eval-episodes 0``), which Sample Factory does not have either.
+
+Each trainer saves a checkpoint every ``--grid`` seconds of its own clock and keeps them all; a
+checkpoint's frames are the trainer's own count (Sample Factory's ``env_steps`` in its file
+name, frame skip included; sf-train's ``checkpoint_<frames>.pt``), its time is its file's mtime
+minus the contender's start. At the end of the budget the contender's process group gets
+SIGINT (then SIGTERM, SIGKILL), and every process it started and every /dev/shm file they
+mapped is checked gone. While it trains, the peak memory of its process tree is sampled from
+/proc (the sum of RSS, which counts shared pages once per process, and of PSS, which splits
+them). Nothing is evaluated until every contender has trained, so no evaluation shares the CPU
+with a timed run; then every checkpoint plays ``--episodes`` episodes, an equal quota per env,
+sampling its actions: sf-train's with ``sf_train.evaluate.evaluate``, Sample Factory's with
+``sf_evaluate.py`` inside its own venv (returns converted to ViZDoom's raw units).
+
+Reported per scenario and contender: env frames/s (the median over the intervals between
+consecutive checkpoints, the first excluded, and overall), peak memory, final frames, best and
+final evaluated return, time and frames to a mean return of 75 (basic), and the ratios of b and
+c to a; as results.md, results.json and a PNG per scenario in ``--out``.
+
+Sample Factory runs in its own venv (default ``~/.cache/sf/peers/sample-factory-2.1.1``),
+created on first use with python3.11 (about 1 min from the local wheels). Not part of CI. Run
+it on an otherwise idle machine, from the repo root:
+
+    hatch run python benchmarks/peers/sample_factory.py \\
+        [--scenarios basic defend_the_center] [--seconds 200] [--grid 20] [--episodes 100] \\
+        [--contenders a b c d] [--out runs/peers] [--venv PATH] [--eval-only]
+
+Wall time with the defaults on a 2-core machine, about 60-80 min: training is scenarios x
+contenders x (``--seconds`` + ~5 s to stop), 28 min; evaluating a checkpoint takes 3-9 s on
+basic (episodes of at most 75 steps) and up to ~1 min on defend_the_center (at most 525 steps:
+longer as the agent survives longer). Doom basic alone with ``--seconds 450 --grid 30
+--contenders a b c`` took 19 min (results in ``benchmarks/peers/results/``).
+``--eval-only`` evaluates the runs already in ``--out`` again without training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Scenario name -> (sf-envs gymnasium id, Sample Factory env name).
+SCENARIOS: dict[str, tuple[str, str]] = {
+    "basic": ("sf/DoomBasic-v0", "doom_basic"),
+    "defend_the_center": ("sf/DoomDefendTheCenter-v0", "doom_defend_the_center"),
+}
+CONTENDERS: dict[str, str] = {
+    "a": "Sample Factory 2.1.1",
+    "b": "sf-train --preset sample-factory",
+    "c": "sf-train defaults",
+    "d": "sf-train --preset sample-factory --precision bfloat16",
+}
+TARGET = {"basic": 75.0}  # the mean return that counts as solved, in ViZDoom's units
+NUM_ENVS, NUM_WORKERS = 8, 2
+C_FRAMES = 500_000  # the main job's budget (`hatch run train`)
+BATCH_SIZE = 4  # envs per recv: half of them, as Sample Factory's worker_num_splits=2 does
+SF_PACKAGES = ("sample-factory==2.1.1", "gymnasium<1", "numpy<2", "vizdoom")
+TORCH = "torch==2.13.0"  # the CPU wheel on local disk (Python 3.11 only)
+DEFAULT_VENV = Path.home() / ".cache/sf/peers/sample-factory-2.1.1"
+HERE = Path(__file__).resolve().parent
+SF_CHECKPOINT = re.compile(r"checkpoint_(\d+)_(\d+)\.pth")  # train step, env frames
+OUR_CHECKPOINT = re.compile(r"checkpoint_(\d+)\.pt")  # env frames
+STOP_SIGNALS = ((signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
+SAMPLE_SECONDS = 0.5
+
+
+def say(message: str) -> None:
+    """A progress line: these jobs run for tens of minutes."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+# -- the contenders ------------------------------------------------------------------------
+
+
+@dataclass
+class Contender:
+    """One trainer on one scenario: the command that trains it and where it writes."""
+
+    key: str
+    scenario: str
+    run_dir: Path
+    command: list[str]
+
+    @property
+    def label(self) -> str:
+        return CONTENDERS[self.key]
+
+    @property
+    def is_sample_factory(self) -> bool:
+        return self.key == "a"
+
+    @property
+    def experiment_dir(self) -> Path:
+        """Sample Factory's experiment folder (its train_dir/experiment), else the run folder."""
+        return self.run_dir / "sf" if self.is_sample_factory else self.run_dir
+
+
+def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path) -> Contender:
+    env_id, sf_env = SCENARIOS[scenario]
+    run_dir = (args.out / scenario / key).resolve()
+    if key == "a":
+        command = [
+            str(venv / "bin/python"),
+            *("-m", "sf_examples.vizdoom.train_vizdoom", f"--env={sf_env}", "--experiment=sf"),
+            *(f"--train_dir={run_dir}", "--device=cpu", f"--seed={args.seed}"),
+            *(f"--num_workers={NUM_WORKERS}", f"--num_envs_per_worker={NUM_ENVS // NUM_WORKERS}"),
+            *(f"--save_every_sec={args.grid}", "--keep_checkpoints=1000"),
+        ]
+    else:
+        preset = {
+            "b": ["--preset", "sample-factory"],
+            "c": [],
+            "d": ["--preset", "sample-factory", "--precision", "bfloat16"],
+        }[key]
+        command = [
+            *(sys.executable, "-m", "sf_train.cli", "train", "--env", env_id),
+            *("--run-dir", str(run_dir), *preset, "--seed", str(args.seed)),
+            *("--num-envs", str(NUM_ENVS), "--num-workers", str(NUM_WORKERS)),
+            # (c) trains the main job's 500k frames (its learning rate decays to 0 there) and
+            # may end before the budget; the others run on until stopped.
+            *("--batch-size", str(BATCH_SIZE), "--frames", str(C_FRAMES if key == "c" else 10**12)),
+            # Checkpoints on the time grid only (none by frames), all kept, and no evaluation
+            # while the clock runs: every contender is evaluated after all have trained.
+            *("--checkpoint-seconds", str(args.grid), "--checkpoint-every", str(10**12)),
+            *("--keep-checkpoints", "1000", "--eval-episodes", "0"),
+        ]
+    return Contender(key, scenario, run_dir, command)
+
+
+# -- the process tree, from /proc ----------------------------------------------------------
+
+Identity = tuple[int, int]  # pid and start time: a pid alone may be reused
+
+
+def _stat(pid: int) -> tuple[int, int, int, str] | None:
+    """(ppid, pgid, start time, state) of a process, or None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    return int(fields[1]), int(fields[2]), int(fields[19]), fields[0]
+
+
+def _process_tree(root: int, pgid: int) -> set[Identity]:
+    """The live processes of the group ``pgid`` and every descendant of ``root``."""
+    table = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and (stat := _stat(int(entry.name))) and stat[3] != "Z":
+            table[int(entry.name)] = stat
+    found, frontier = set(), [root]
+    while frontier:
+        pid = frontier.pop()
+        if pid in table and pid not in found:
+            found.add(pid)
+            frontier.extend(p for p, s in table.items() if s[0] == pid)
+    found |= {pid for pid, s in table.items() if s[1] == pgid}
+    return {(pid, table[pid][2]) for pid in found}
+
+
+def _alive(identities: set[Identity]) -> set[Identity]:
+    return {(pid, t) for pid, t in identities if (s := _stat(pid)) and s[2] == t and s[3] != "Z"}
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "?"
+
+
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of a process in KiB; zeros when it is gone."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return 0, 0
+    values = {line.split(":")[0]: int(line.split()[1]) for line in lines if line.endswith("kB")}
+    return values.get("Rss", 0), values.get("Pss", 0)
+
+
+def _shm_files(pid: int) -> set[str]:
+    """The /dev/shm files a process maps (ViZDoom's screen buffers and message queues)."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return set()
+    return {line[line.index("/dev/shm/") :] for line in maps.splitlines() if "/dev/shm/" in line}
+
+
+@dataclass
+class TrainRecord:
+    """What happened while one contender trained; saved as train.json in its run folder."""
+
+    key: str
+    scenario: str
+    start: float
+    seconds: float
+    exit_code: int | None
+    stop_signal: str
+    peak_rss_mib: float
+    peak_pss_mib: float
+    processes: dict[str, int]  # command name -> how many ran during the budget
+    leftover_processes: int
+    leftover_shm: list[str]
+
+
+@dataclass
+class _Watch:
+    """What the sampling loop has seen of one process tree so far."""
+
+    seen: set[Identity] = field(default_factory=set)
+    names: dict[Identity, str] = field(default_factory=dict)
+    shm: set[str] = field(default_factory=set)
+    peak_rss_kib: int = 0
+    peak_pss_kib: int = 0
+    samples: int = 0
+
+    def sample(self, root: int) -> None:
+        tree = _process_tree(root, root)
+        self.names.update((ident, _name(ident[0])) for ident in tree - self.seen)
+        self.seen |= tree
+        memory = [_memory_kib(pid) for pid, _ in tree]
+        self.peak_rss_kib = max(self.peak_rss_kib, sum(m[0] for m in memory))
+        self.peak_pss_kib = max(self.peak_pss_kib, sum(m[1] for m in memory))
+        if self.samples % 4 == 0:  # maps are long; shm files live as long as their engine
+            self.shm |= {path for pid, _ in tree for path in _shm_files(pid)}
+        self.samples += 1
+
+
+def train(contender: Contender, seconds: float) -> TrainRecord:
+    """Runs the contender for ``seconds`` of wall time, then stops everything it started."""
+    if contender.run_dir.exists():
+        shutil.rmtree(contender.run_dir)
+    contender.run_dir.mkdir(parents=True)
+    watch = _Watch()
+    with (contender.run_dir / "train.log").open("wb") as log:
+        start = time.time()
+        proc = subprocess.Popen(
+            contender.command,
+            cwd=contender.run_dir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, signalled as a whole
+        )
+        try:
+            while (now := time.time()) < start + seconds and proc.poll() is None:
+                watch.sample(proc.pid)
+                time.sleep(max(0.0, min(SAMPLE_SECONDS, start + seconds - now)))
+            exit_code = proc.poll()
+        finally:  # also on Ctrl-C: the contender's own session would not get it
+            stop_signal, leftovers = _stop(proc, watch.seen)
+    left_shm = sorted(p for p in watch.shm if os.path.exists(p))
+    for path in left_shm:
+        Path(path).unlink(missing_ok=True)
+    if exit_code is not None:
+        say(f"  warning: {contender.label} exited early with code {exit_code}; see train.log")
+    record = TrainRecord(
+        key=contender.key,
+        scenario=contender.scenario,
+        start=start,
+        seconds=seconds,
+        exit_code=exit_code,
+        stop_signal=stop_signal,
+        peak_rss_mib=watch.peak_rss_kib / 1024,
+        peak_pss_mib=watch.peak_pss_kib / 1024,
+        processes=dict(collections.Counter(watch.names.values())),
+        leftover_processes=leftovers,
+        leftover_shm=left_shm,
+    )
+    (contender.run_dir / "train.json").write_text(json.dumps(asdict(record), indent=2))
+    return record
+
+
+def _signal(proc: subprocess.Popen[bytes], alive: set[Identity], sig: signal.Signals) -> None:
+    """Sends ``sig`` to the root's group, and to each live process that left the group."""
+    strays = [pid for pid, _ in alive if (s := _stat(pid)) and s[1] != proc.pid]
+    for send, target in [(os.killpg, proc.pid), *((os.kill, pid) for pid in strays)]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            send(target, sig)
+
+
+def _stop(proc: subprocess.Popen[bytes], seen: set[Identity]) -> tuple[str, int]:
+    """Signals the contender's processes, harder each time, until all are gone.
+
+    Returns:
+        The last signal sent ("none" if all had exited) and how many processes outlived the
+        first signal.
+    """
+    used, leftovers = "none", 0
+    for number, (sig, wait) in enumerate(STOP_SIGNALS):
+        seen |= _process_tree(proc.pid, proc.pid)
+        alive = _alive(seen)
+        if not alive and proc.poll() is not None:
+            break
+        if number == 1:
+            leftovers = len(alive)
+        used = sig.name
+        _signal(proc, alive, sig)
+        deadline = time.time() + wait
+        while time.time() < deadline and (proc.poll() is None or _alive(seen)):
+            time.sleep(0.2)
+    proc.wait(timeout=10)
+    if survivors := _alive(seen):
+        raise RuntimeError(f"processes {sorted(survivors)} survived SIGKILL")
+    return used, leftovers
+
+
+# -- checkpoints and their evaluation ------------------------------------------------------
+
+
+@dataclass
+class Point:
+    """One checkpoint: when it was written, after how many frames, and how it plays."""
+
+    path: str
+    time_s: float
+    frames: int
+    returns: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    timeouts: float = 0.0
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.returns)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.returns)
+
+
+def checkpoints(contender: Contender, record: TrainRecord) -> list[Point]:
+    """The contender's checkpoints written within its budget, by time."""
+    if contender.is_sample_factory:
+        folder, pattern, group = contender.experiment_dir / "checkpoint_p0", SF_CHECKPOINT, 2
+    else:
+        folder, pattern, group = contender.run_dir / "checkpoints", OUR_CHECKPOINT, 1
+    points = []
+    for path in folder.glob("checkpoint_*") if folder.is_dir() else []:
+        if match := pattern.fullmatch(path.name):
+            at = path.stat().st_mtime - record.start
+            if at <= record.seconds:
+                points.append(Point(str(path), at, int(match[group])))
+    return sorted(points, key=lambda p: p.time_s)
+
+
+def _frame_skip(contender: Contender) -> int:
+    config = json.loads((contender.experiment_dir / "config.json").read_text())
+    return int(
+        config["env_frameskip"] if contender.is_sample_factory else config["env"]["frame_skip"]
+    )
+
+
+def evaluate(
+    contender: Contender, points: list[Point], args: argparse.Namespace, venv: Path
+) -> None:
+    """Fills in every point's episodes: ``args.episodes`` each, an equal quota per env."""
+    from sf_envs.scenarios import get_scenario
+
+    if contender.is_sample_factory:
+        results = _evaluate_sample_factory(contender, points, args, venv)
+    else:
+        results = _evaluate_sf_train(contender, points, args)
+    timeout = get_scenario(contender.scenario).episode_timeout
+    skip = _frame_skip(contender)
+    for point, (returns, lengths) in zip(points, results, strict=True):
+        point.returns, point.lengths = returns, lengths
+        point.timeouts = statistics.fmean(n * skip >= timeout for n in lengths)
+
+
+def _evaluate_sf_train(
+    contender: Contender, points: list[Point], args: argparse.Namespace
+) -> list[tuple[list[float], list[int]]]:
+    from sf_train.evaluate import evaluate as evaluate_run
+
+    results = []
+    for point in points:
+        started = time.perf_counter()
+        result = evaluate_run(
+            contender.run_dir,
+            args.episodes,
+            checkpoint=point.path,
+            num_envs=args.eval_envs,
+            seed=args.eval_seed,
+        )
+        returns = [float(r) for r in result.returns]
+        seconds = time.perf_counter() - started
+        say(
+            f"    {Path(point.path).name}: mean return {statistics.fmean(returns):.1f} ({seconds:.0f} s)"
+        )
+        results.append((returns, [int(n) for n in result.lengths]))
+    return results
+
+
+def _evaluate_sample_factory(
+    contender: Contender, points: list[Point], args: argparse.Namespace, venv: Path
+) -> list[tuple[list[float], list[int]]]:
+    out = contender.run_dir / "eval.json"
+    command = [
+        *(str(venv / "bin/python"), "-P", str(HERE / "sf_evaluate.py")),
+        *("--experiment-dir", str(contender.experiment_dir), "--out", str(out)),
+        *("--episodes", str(args.episodes), "--envs", str(args.eval_envs)),
+        *("--seed", str(args.eval_seed), "--checkpoints", *(p.path for p in points)),
+    ]
+    with (contender.run_dir / "eval.log").open("wb") as log:
+        subprocess.run(command, stderr=log, check=True)
+    results = json.loads(out.read_text())
+    if results:
+        say(f"    returns converted: {results[0]['reward_conversion']}")
+    return [(r["returns"], r["lengths"]) for r in results]
+
+
+# -- summary -------------------------------------------------------------------------------
+
+
+@dataclass
+class Summary:
+    """One contender's line of the table."""
+
+    key: str
+    label: str
+    fps_window: float | None
+    fps_overall: float | None
+    peak_rss_mib: float
+    peak_pss_mib: float
+    final_frames: int
+    best_mean: float | None
+    best_time_s: float | None
+    final_mean: float | None
+    final_median: float | None
+    final_timeouts: float | None
+    target_time_s: float | None
+    target_frames: int | None
+
+
+def summarize(
+    contender: Contender, record: TrainRecord, points: list[Point], target: float | None
+) -> Summary:
+    rates = [
+        (b.frames - a.frames) / (b.time_s - a.time_s)
+        for a, b in itertools.pairwise(points)
+        if b.time_s > a.time_s
+    ][1:]  # the first interval still holds the trainer's start-up
+    last = points[-1] if points else None
+    best = max(points, key=lambda p: p.mean) if points else None
+    reached = next((p for p in points if target is not None and p.mean >= target), None)
+    return Summary(
+        key=contender.key,
+        label=contender.label,
+        fps_window=statistics.median(rates) if rates else None,
+        fps_overall=last.frames / last.time_s if last else None,
+        peak_rss_mib=record.peak_rss_mib,
+        peak_pss_mib=record.peak_pss_mib,
+        final_frames=last.frames if last else 0,
+        best_mean=best.mean if best else None,
+        best_time_s=best.time_s if best else None,
+        final_mean=last.mean if last else None,
+        final_median=last.median if last else None,
+        final_timeouts=last.timeouts if last else None,
+        target_time_s=reached.time_s if reached else None,
+        target_frames=reached.frames if reached else None,
+    )
+
+
+def _ratio(x: float | None, y: float | None) -> str:
+    return f"{x / y:.2f}" if x is not None and y else "n/a"
+
+
+def _num(x: float | None, fmt: str = ",.0f", missing: str = "n/a") -> str:
+    return format(x, fmt) if x is not None else missing
+
+
+def table(scenario: str, summaries: list[Summary]) -> str:
+    """The scenario's markdown table and the ratios to Sample Factory."""
+    target = TARGET.get(scenario)
+    reach = "not reached" if target is not None else "n/a"
+    goal = f"{target:g}" if target is not None else "-"
+    lines = [
+        f"### {scenario}",
+        "",
+        f"| contender | env frames/s (median window / overall) | peak RSS / PSS MiB | final frames "
+        f"| best eval mean (at s) | final eval mean / median / time-outs "
+        f"| time to {goal} | frames to {goal} |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        lines.append(
+            f"| ({s.key}) {s.label} | {_num(s.fps_window)} / {_num(s.fps_overall)} "
+            f"| {s.peak_rss_mib:,.0f} / {s.peak_pss_mib:,.0f} | {s.final_frames:,} "
+            f"| {_num(s.best_mean, '.1f')} ({_num(s.best_time_s, '.0f')}) "
+            f"| {_num(s.final_mean, '.1f')} / {_num(s.final_median, '.1f')} "
+            f"/ {_num(s.final_timeouts, '.0%')} "
+            f"| {_num(s.target_time_s, '.0f', reach)}{' s' if s.target_time_s else ''} "
+            f"| {_num(s.target_frames, ',', reach)} |"
+        )
+    by_key = {s.key: s for s in summaries}
+    if "a" in by_key:
+        a = by_key["a"]
+        ratios = [
+            f"({k})/(a) frames/s {_ratio(by_key[k].fps_window, a.fps_window)}"
+            for k in ("b", "c", "d")
+            if k in by_key
+        ]
+        if target is not None:
+            ratios += [
+                f"({k})/(a) frames to {target:g} {_ratio(by_key[k].target_frames, a.target_frames)}"
+                for k in ("b", "d")
+                if k in by_key
+            ]
+            if "c" in by_key:
+                c_time = by_key["c"].target_time_s
+                ratios.append(f"(c)/(a) time to {target:g} {_ratio(c_time, a.target_time_s)}")
+        lines += ["", "Ratios (median-window frames/s): " + ", ".join(ratios)]
+    return "\n".join(lines)
+
+
+def plot(scenario: str, runs: dict[str, list[Point]], path: Path) -> None:
+    """Evaluated mean return against wall time and against frames, one line per contender."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (by_time, by_frames) = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    for key, points in runs.items():
+        means = [p.mean for p in points]
+        by_time.plot([p.time_s for p in points], means, "o-", label=f"({key}) {CONTENDERS[key]}")
+        by_frames.plot([p.frames for p in points], means, "o-")
+    for ax, xlabel in ((by_time, "wall time (s)"), (by_frames, "env frames")):
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+        if scenario in TARGET:
+            ax.axhline(TARGET[scenario], color="gray", linestyle="--", linewidth=1)
+    by_time.set_ylabel("evaluated mean return (ViZDoom units)")
+    by_time.legend()
+    fig.suptitle(f"{scenario}: {NUM_ENVS} envs, {NUM_WORKERS} workers")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+# -- Sample Factory's venv -----------------------------------------------------------------
+
+
+def _run(command: list[str]) -> None:
+    say("  $ " + " ".join(command))
+    subprocess.run(command, check=True)
+
+
+def ensure_venv(venv: Path) -> dict[str, str]:
+    """Creates Sample Factory's venv unless it is complete; returns its package versions."""
+    python = str(venv / "bin/python")
+    marker = venv / ".sf-peers-complete"
+    if not marker.exists():
+        base = shutil.which("python3.11")
+        if base is None:
+            raise SystemExit("python3.11 not found: Sample Factory's venv needs it (torch wheel)")
+        say(f"creating Sample Factory's venv at {venv} (about a minute)")
+        _run([base, "-m", "venv", str(venv)])
+        _run([python, "-m", "pip", "install", "-q", TORCH])
+        _run([python, "-m", "pip", "install", "-q", *SF_PACKAGES])
+        marker.touch()
+    names = ("sample-factory", "torch", "vizdoom", "gymnasium", "numpy", "faster-fifo")
+    probe = (
+        "import importlib.metadata as m, json, sf_examples.vizdoom.train_vizdoom; "
+        f"print(json.dumps({{n: m.version(n) for n in {names!r}}}))"
+    )
+    result = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    if result.returncode:
+        raise SystemExit(
+            f"Sample Factory's venv {venv} does not import ({result.stderr.strip()[-300:]}): "
+            f"delete it and run again to rebuild it"
+        )
+    return json.loads(result.stdout)
+
+
+def _sf_train_problems(contenders: list[str]) -> list[str]:
+    """Flags this script needs that the installed sf-train lacks."""
+    needed = {"--checkpoint-seconds", "--eval-episodes"} | (
+        {"--preset"} if set(contenders) & {"b", "d"} else set()
+    )
+    if not set(contenders) & {"b", "c", "d"}:
+        return []
+    help_text = subprocess.run(
+        [sys.executable, "-m", "sf_train.cli", "train", "--help"], capture_output=True, text=True
+    ).stdout
+    return [
+        f"sf-train train has no {flag}: update sf-train"
+        for flag in sorted(needed)
+        if flag not in help_text
+    ]
+
+
+def _git_version() -> str:
+    result = subprocess.run(
+        ["git", "-C", str(HERE), "describe", "--always", "--dirty"], capture_output=True, text=True
+    )
+    return result.stdout.strip() or "unknown"
+
+
+# -- main ----------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenarios", nargs="+", choices=list(SCENARIOS), default=list(SCENARIOS))
+    parser.add_argument(
+        "--contenders", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS)
+    )
+    parser.add_argument("--seconds", type=float, default=200.0, help="wall budget per contender")
+    parser.add_argument("--grid", type=int, default=20, help="seconds between checkpoints")
+    parser.add_argument("--episodes", type=int, default=100, help="eval episodes per checkpoint")
+    parser.add_argument(
+        "--eval-envs",
+        type=int,
+        default=None,
+        help="envs per evaluation (must divide --episodes); "
+        "default: the largest divisor of --episodes up to 10",
+    )
+    parser.add_argument("--out", type=Path, default=Path("runs/peers"), help="output folder")
+    parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="Sample Factory's venv")
+    parser.add_argument("--seed", type=int, default=0, help="training seed")
+    parser.add_argument("--eval-seed", type=int, default=12345, help="evaluation seed")
+    parser.add_argument("--eval-only", action="store_true", help="evaluate the runs in --out again")
+    args = parser.parse_args(argv)
+    if args.eval_envs is None:
+        args.eval_envs = (
+            max(n for n in range(1, 11) if args.episodes % n == 0) if args.episodes > 0 else 1
+        )
+    errors = []
+    if args.grid < 1:
+        errors.append(f"--grid {args.grid}: use at least 1 second")
+    if args.seconds < 3 * args.grid:
+        errors.append(f"--seconds {args.seconds:g}: use at least 3 x --grid for two rate windows")
+    if args.episodes < 1 or args.eval_envs < 1 or args.episodes % args.eval_envs:
+        errors.append(
+            f"--episodes {args.episodes} must be a positive multiple of --eval-envs {args.eval_envs}"
+        )
+    if not args.eval_only:
+        errors += _sf_train_problems(args.contenders)
+    if errors:
+        parser.error("\n  ".join(["", *errors]))
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    versions = ensure_venv(args.venv) if "a" in args.contenders else {}
+    if versions:
+        say("Sample Factory's venv: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    runs = [
+        make_contender(key, scenario, args, args.venv)
+        for scenario in args.scenarios
+        for key in args.contenders
+    ]
+    records: dict[tuple[str, str], TrainRecord] = {}
+    for contender in runs:
+        if args.eval_only:
+            saved = contender.run_dir / "train.json"
+            if not saved.is_file():
+                raise SystemExit(f"--eval-only: {saved} does not exist; train that run first")
+            data = json.loads(saved.read_text())
+            records[contender.scenario, contender.key] = TrainRecord(**data)
+            continue
+        say(
+            f"training {contender.scenario} / ({contender.key}) {contender.label} for {args.seconds:g} s"
+        )
+        record = train(contender, args.seconds)
+        records[contender.scenario, contender.key] = record
+        say(
+            f"  stopped ({record.stop_signal}); peak RSS {record.peak_rss_mib:,.0f} MiB, "
+            f"PSS {record.peak_pss_mib:,.0f} MiB; processes {record.processes}, "
+            f"{record.leftover_processes} outlived SIGINT, {len(record.leftover_shm)} shm files removed"
+        )
+
+    report: dict[str, Any] = {
+        "settings": {k: str(v) for k, v in vars(args).items()},
+        "sample_factory_venv": versions,
+        "sf_train_version": _git_version(),
+        "num_envs": NUM_ENVS,
+        "num_workers": NUM_WORKERS,
+        "scenarios": {},
+    }
+    markdown = []
+    for scenario in args.scenarios:
+        curves: dict[str, list[Point]] = {}
+        summaries = []
+        entry: dict[str, Any] = {}
+        for contender in (c for c in runs if c.scenario == scenario):
+            record = records[scenario, contender.key]
+            points = checkpoints(contender, record)
+            say(
+                f"evaluating {scenario} / ({contender.key}) {contender.label}: {len(points)} checkpoints"
+            )
+            if points:
+                evaluate(contender, points, args, args.venv)
+            curves[contender.key] = points
+            summary = summarize(contender, record, points, TARGET.get(scenario))
+            summaries.append(summary)
+            config = json.loads((contender.experiment_dir / "config.json").read_text())
+            entry[contender.key] = {
+                "summary": asdict(summary),
+                "train": asdict(record),
+                "command": contender.command,
+                "config": config,
+                "checkpoints": [{**asdict(p), "mean": p.mean, "median": p.median} for p in points],
+            }
+        report["scenarios"][scenario] = entry
+        markdown.append(table(scenario, summaries))
+        plot(scenario, curves, args.out / f"{scenario}.png")
+    text = _header(args, versions) + "\n\n" + "\n\n".join(markdown) + "\n"
+    (args.out / "results.md").write_text(text)
+    (args.out / "results.json").write_text(json.dumps(report, indent=1))
+    print(text)
+    say(f"wrote {args.out}/results.md, results.json and one PNG per scenario")
+
+
+def _header(args: argparse.Namespace, versions: dict[str, str]) -> str:
+    sf = ", ".join(f"{k} {v}" for k, v in versions.items()) or "not run"
+    return (
+        f"## sf-train ({_git_version()}) against Sample Factory ({sf})\n\n"
+        f"{NUM_ENVS} envs on {NUM_WORKERS} workers, {args.seconds:g} s of wall time per "
+        f"contender, a checkpoint every {args.grid} s; each checkpoint evaluated over "
+        f"{args.episodes} episodes ({args.episodes // args.eval_envs} in each of "
+        f"{args.eval_envs} envs, sampled actions), returns in ViZDoom's units. Time-outs: "
+        f"episodes that lasted to the scenario's time limit."
+    )
+
+
+if __name__ == "__main__":
+    main()
