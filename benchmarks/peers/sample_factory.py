@@ -43,7 +43,7 @@ Wall time with the defaults on a 2-core machine, about 60-80 min: training is sc
 contenders x (``--seconds`` + ~5 s to stop), 28 min; evaluating a checkpoint takes 3-9 s on
 basic (episodes of at most 75 steps) and up to ~1 min on defend_the_center (at most 525 steps:
 longer as the agent survives longer). Doom basic alone with ``--seconds 450 --grid 30
---contenders a b c`` took 19 min (results in ``benchmarks/peers/results/``).
+--contenders a b c`` took 19 min (results in ``docs/benchmarks/``).
 ``--eval-only`` evaluates the runs already in ``--out`` again without training.
 """
 
