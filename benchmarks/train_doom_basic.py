@@ -61,21 +61,24 @@ def main() -> None:
         )
         with Trainer(cfg) as trainer:
 
-            def record(p: Progress) -> None:
+            def take_evaluations() -> None:
                 nonlocal solved
                 elapsed = time.perf_counter() - start
-                if p.mean_return is not None:
-                    curve.append((elapsed, p.frames, p.mean_return))
-                if len(trainer.evaluations) > len(evaluations):
-                    frames, summary = trainer.evaluations[-1]
+                for frames, summary in trainer.evaluations[len(evaluations) :]:
                     evaluations.append((elapsed, frames, summary["return_mean"]))
                     if solved is None and summary["return_mean"] >= args.target:
                         solved = (elapsed, frames)
                         if not args.keep_going:
                             trainer.request_stop()
 
+            def record(p: Progress) -> None:
+                if p.mean_return is not None:
+                    curve.append((time.perf_counter() - start, p.frames, p.mean_return))
+                take_evaluations()
+
             trainer.on_progress = record
             result = trainer.train()
+            take_evaluations()  # the final checkpoint's
 
     mode = ("sync" if args.sync else "async") + f", {args.torch_threads or 1} torch thread(s)"
     print(
