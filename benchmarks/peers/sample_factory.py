@@ -50,21 +50,19 @@ longer as the agent survives longer). Doom basic alone with ``--seconds 450 --gr
 from __future__ import annotations
 
 import argparse
-import collections
-import contextlib
-import itertools
 import json
-import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from report import Point, plot, summarize, table
+from supervise import Supervision, run_for
 
 #: Scenario name -> (sf-envs gymnasium id, Sample Factory env name).
 SCENARIOS: dict[str, tuple[str, str]] = {
@@ -87,8 +85,6 @@ DEFAULT_VENV = Path.home() / ".cache/sf/peers/sample-factory-2.1.1"
 HERE = Path(__file__).resolve().parent
 SF_CHECKPOINT = re.compile(r"checkpoint_(\d+)_(\d+)\.pth")  # train step, env frames
 OUR_CHECKPOINT = re.compile(r"checkpoint_(\d+)\.pt")  # env frames
-STOP_SIGNALS = ((signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
-SAMPLE_SECONDS = 0.5
 
 
 def say(message: str) -> None:
@@ -154,209 +150,23 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
     return Contender(key, scenario, run_dir, command)
 
 
-# -- the process tree, from /proc ----------------------------------------------------------
-
-Identity = tuple[int, int]  # pid and start time: a pid alone may be reused
-
-
-def _stat(pid: int) -> tuple[int, int, int, str] | None:
-    """(ppid, pgid, start time, state) of a process, or None when it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2 :].split()
-    return int(fields[1]), int(fields[2]), int(fields[19]), fields[0]
-
-
-def _process_tree(root: int, pgid: int) -> set[Identity]:
-    """The live processes of the group ``pgid`` and every descendant of ``root``."""
-    table = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and (stat := _stat(int(entry.name))) and stat[3] != "Z":
-            table[int(entry.name)] = stat
-    found, frontier = set(), [root]
-    while frontier:
-        pid = frontier.pop()
-        if pid in table and pid not in found:
-            found.add(pid)
-            frontier.extend(p for p, s in table.items() if s[0] == pid)
-    found |= {pid for pid, s in table.items() if s[1] == pgid}
-    return {(pid, table[pid][2]) for pid in found}
-
-
-def _alive(identities: set[Identity]) -> set[Identity]:
-    return {(pid, t) for pid, t in identities if (s := _stat(pid)) and s[2] == t and s[3] != "Z"}
-
-
-def _name(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return "?"
-
-
-def _memory_kib(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) of a process in KiB; zeros when it is gone."""
-    try:
-        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
-    except OSError:
-        return 0, 0
-    values = {line.split(":")[0]: int(line.split()[1]) for line in lines if line.endswith("kB")}
-    return values.get("Rss", 0), values.get("Pss", 0)
-
-
-def _shm_files(pid: int) -> set[str]:
-    """The /dev/shm files a process maps (ViZDoom's screen buffers and message queues)."""
-    try:
-        maps = Path(f"/proc/{pid}/maps").read_text()
-    except OSError:
-        return set()
-    return {line[line.index("/dev/shm/") :] for line in maps.splitlines() if "/dev/shm/" in line}
-
-
-@dataclass
-class TrainRecord:
-    """What happened while one contender trained; saved as train.json in its run folder."""
-
-    key: str
-    scenario: str
-    start: float
-    seconds: float
-    exit_code: int | None
-    stop_signal: str
-    peak_rss_mib: float
-    peak_pss_mib: float
-    processes: dict[str, int]  # command name -> how many ran during the budget
-    leftover_processes: int
-    leftover_shm: list[str]
-
-
-@dataclass
-class _Watch:
-    """What the sampling loop has seen of one process tree so far."""
-
-    seen: set[Identity] = field(default_factory=set)
-    names: dict[Identity, str] = field(default_factory=dict)
-    shm: set[str] = field(default_factory=set)
-    peak_rss_kib: int = 0
-    peak_pss_kib: int = 0
-    samples: int = 0
-
-    def sample(self, root: int) -> None:
-        tree = _process_tree(root, root)
-        self.names.update((ident, _name(ident[0])) for ident in tree - self.seen)
-        self.seen |= tree
-        memory = [_memory_kib(pid) for pid, _ in tree]
-        self.peak_rss_kib = max(self.peak_rss_kib, sum(m[0] for m in memory))
-        self.peak_pss_kib = max(self.peak_pss_kib, sum(m[1] for m in memory))
-        if self.samples % 4 == 0:  # maps are long; shm files live as long as their engine
-            self.shm |= {path for pid, _ in tree for path in _shm_files(pid)}
-        self.samples += 1
-
-
-def train(contender: Contender, seconds: float) -> TrainRecord:
-    """Runs the contender for ``seconds`` of wall time, then stops everything it started."""
-    if contender.run_dir.exists():
-        shutil.rmtree(contender.run_dir)
-    contender.run_dir.mkdir(parents=True)
-    watch = _Watch()
-    with (contender.run_dir / "train.log").open("wb") as log:
-        start = time.time()
-        proc = subprocess.Popen(
-            contender.command,
-            cwd=contender.run_dir,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, signalled as a whole
-        )
-        try:
-            while (now := time.time()) < start + seconds and proc.poll() is None:
-                watch.sample(proc.pid)
-                time.sleep(max(0.0, min(SAMPLE_SECONDS, start + seconds - now)))
-            exit_code = proc.poll()
-        finally:  # also on Ctrl-C: the contender's own session would not get it
-            stop_signal, leftovers = _stop(proc, watch.seen)
-    left_shm = sorted(p for p in watch.shm if os.path.exists(p))
-    for path in left_shm:
-        Path(path).unlink(missing_ok=True)
-    if exit_code is not None:
-        say(f"  warning: {contender.label} exited early with code {exit_code}; see train.log")
-    record = TrainRecord(
-        key=contender.key,
-        scenario=contender.scenario,
-        start=start,
-        seconds=seconds,
-        exit_code=exit_code,
-        stop_signal=stop_signal,
-        peak_rss_mib=watch.peak_rss_kib / 1024,
-        peak_pss_mib=watch.peak_pss_kib / 1024,
-        processes=dict(collections.Counter(watch.names.values())),
-        leftover_processes=leftovers,
-        leftover_shm=left_shm,
-    )
-    (contender.run_dir / "train.json").write_text(json.dumps(asdict(record), indent=2))
-    return record
-
-
-def _signal(proc: subprocess.Popen[bytes], alive: set[Identity], sig: signal.Signals) -> None:
-    """Sends ``sig`` to the root's group, and to each live process that left the group."""
-    strays = [pid for pid, _ in alive if (s := _stat(pid)) and s[1] != proc.pid]
-    for send, target in [(os.killpg, proc.pid), *((os.kill, pid) for pid in strays)]:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            send(target, sig)
-
-
-def _stop(proc: subprocess.Popen[bytes], seen: set[Identity]) -> tuple[str, int]:
-    """Signals the contender's processes, harder each time, until all are gone.
-
-    Returns:
-        The last signal sent ("none" if all had exited) and how many processes outlived the
-        first signal.
-    """
-    used, leftovers = "none", 0
-    for number, (sig, wait) in enumerate(STOP_SIGNALS):
-        seen |= _process_tree(proc.pid, proc.pid)
-        alive = _alive(seen)
-        if not alive and proc.poll() is not None:
-            break
-        if number == 1:
-            leftovers = len(alive)
-        used = sig.name
-        _signal(proc, alive, sig)
-        deadline = time.time() + wait
-        while time.time() < deadline and (proc.poll() is None or _alive(seen)):
-            time.sleep(0.2)
-    proc.wait(timeout=10)
-    if survivors := _alive(seen):
-        raise RuntimeError(f"processes {sorted(survivors)} survived SIGKILL")
-    return used, leftovers
-
-
 # -- checkpoints and their evaluation ------------------------------------------------------
 
 
-@dataclass
-class Point:
-    """One checkpoint: when it was written, after how many frames, and how it plays."""
-
-    path: str
-    time_s: float
-    frames: int
-    returns: list[float] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    timeouts: float = 0.0
-
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.returns)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.returns)
+def train(contender: Contender, seconds: float) -> Supervision:
+    """Trains the contender for ``seconds`` of wall time in a fresh run folder, with its
+    supervision saved there as train.json."""
+    if contender.run_dir.exists():
+        shutil.rmtree(contender.run_dir)
+    contender.run_dir.mkdir(parents=True)
+    run = run_for(contender.command, contender.run_dir, seconds)
+    if run.exit_code is not None:
+        say(f"  warning: {contender.label} exited early with code {run.exit_code}; see train.log")
+    (contender.run_dir / "train.json").write_text(json.dumps(asdict(run), indent=2))
+    return run
 
 
-def checkpoints(contender: Contender, record: TrainRecord) -> list[Point]:
+def checkpoints(contender: Contender, record: Supervision) -> list[Point]:
     """The contender's checkpoints written within its budget, by time."""
     if contender.is_sample_factory:
         folder, pattern, group = contender.experiment_dir / "checkpoint_p0", SF_CHECKPOINT, 2
@@ -435,135 +245,6 @@ def _evaluate_sample_factory(
     if results:
         say(f"    returns converted: {results[0]['reward_conversion']}")
     return [(r["returns"], r["lengths"]) for r in results]
-
-
-# -- summary -------------------------------------------------------------------------------
-
-
-@dataclass
-class Summary:
-    """One contender's line of the table."""
-
-    key: str
-    label: str
-    fps_window: float | None
-    fps_overall: float | None
-    peak_rss_mib: float
-    peak_pss_mib: float
-    final_frames: int
-    best_mean: float | None
-    best_time_s: float | None
-    final_mean: float | None
-    final_median: float | None
-    final_timeouts: float | None
-    target_time_s: float | None
-    target_frames: int | None
-
-
-def summarize(
-    contender: Contender, record: TrainRecord, points: list[Point], target: float | None
-) -> Summary:
-    rates = [
-        (b.frames - a.frames) / (b.time_s - a.time_s)
-        for a, b in itertools.pairwise(points)
-        if b.time_s > a.time_s
-    ][1:]  # the first interval still holds the trainer's start-up
-    last = points[-1] if points else None
-    best = max(points, key=lambda p: p.mean) if points else None
-    reached = next((p for p in points if target is not None and p.mean >= target), None)
-    return Summary(
-        key=contender.key,
-        label=contender.label,
-        fps_window=statistics.median(rates) if rates else None,
-        fps_overall=last.frames / last.time_s if last else None,
-        peak_rss_mib=record.peak_rss_mib,
-        peak_pss_mib=record.peak_pss_mib,
-        final_frames=last.frames if last else 0,
-        best_mean=best.mean if best else None,
-        best_time_s=best.time_s if best else None,
-        final_mean=last.mean if last else None,
-        final_median=last.median if last else None,
-        final_timeouts=last.timeouts if last else None,
-        target_time_s=reached.time_s if reached else None,
-        target_frames=reached.frames if reached else None,
-    )
-
-
-def _ratio(x: float | None, y: float | None) -> str:
-    return f"{x / y:.2f}" if x is not None and y else "n/a"
-
-
-def _num(x: float | None, fmt: str = ",.0f", missing: str = "n/a") -> str:
-    return format(x, fmt) if x is not None else missing
-
-
-def table(scenario: str, summaries: list[Summary]) -> str:
-    """The scenario's markdown table and the ratios to Sample Factory."""
-    target = TARGET.get(scenario)
-    reach = "not reached" if target is not None else "n/a"
-    goal = f"{target:g}" if target is not None else "-"
-    lines = [
-        f"### {scenario}",
-        "",
-        f"| contender | env frames/s (median window / overall) | peak RSS / PSS MiB | final frames "
-        f"| best eval mean (at s) | final eval mean / median / time-outs "
-        f"| time to {goal} | frames to {goal} |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for s in summaries:
-        lines.append(
-            f"| ({s.key}) {s.label} | {_num(s.fps_window)} / {_num(s.fps_overall)} "
-            f"| {s.peak_rss_mib:,.0f} / {s.peak_pss_mib:,.0f} | {s.final_frames:,} "
-            f"| {_num(s.best_mean, '.1f')} ({_num(s.best_time_s, '.0f')}) "
-            f"| {_num(s.final_mean, '.1f')} / {_num(s.final_median, '.1f')} "
-            f"/ {_num(s.final_timeouts, '.0%')} "
-            f"| {_num(s.target_time_s, '.0f', reach)}{' s' if s.target_time_s else ''} "
-            f"| {_num(s.target_frames, ',', reach)} |"
-        )
-    by_key = {s.key: s for s in summaries}
-    if "a" in by_key:
-        a = by_key["a"]
-        ratios = [
-            f"({k})/(a) frames/s {_ratio(by_key[k].fps_window, a.fps_window)}"
-            for k in ("b", "c", "d")
-            if k in by_key
-        ]
-        if target is not None:
-            ratios += [
-                f"({k})/(a) frames to {target:g} {_ratio(by_key[k].target_frames, a.target_frames)}"
-                for k in ("b", "d")
-                if k in by_key
-            ]
-            if "c" in by_key:
-                c_time = by_key["c"].target_time_s
-                ratios.append(f"(c)/(a) time to {target:g} {_ratio(c_time, a.target_time_s)}")
-        lines += ["", "Ratios (median-window frames/s): " + ", ".join(ratios)]
-    return "\n".join(lines)
-
-
-def plot(scenario: str, runs: dict[str, list[Point]], path: Path) -> None:
-    """Evaluated mean return against wall time and against frames, one line per contender."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (by_time, by_frames) = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
-    for key, points in runs.items():
-        means = [p.mean for p in points]
-        by_time.plot([p.time_s for p in points], means, "o-", label=f"({key}) {CONTENDERS[key]}")
-        by_frames.plot([p.frames for p in points], means, "o-")
-    for ax, xlabel in ((by_time, "wall time (s)"), (by_frames, "env frames")):
-        ax.set_xlabel(xlabel)
-        ax.grid(alpha=0.3)
-        if scenario in TARGET:
-            ax.axhline(TARGET[scenario], color="gray", linestyle="--", linewidth=1)
-    by_time.set_ylabel("evaluated mean return (ViZDoom units)")
-    by_time.legend()
-    fig.suptitle(f"{scenario}: {NUM_ENVS} envs, {NUM_WORKERS} workers")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 # -- Sample Factory's venv -----------------------------------------------------------------
@@ -681,14 +362,14 @@ def main(argv: list[str] | None = None) -> None:
         for scenario in args.scenarios
         for key in args.contenders
     ]
-    records: dict[tuple[str, str], TrainRecord] = {}
+    records: dict[tuple[str, str], Supervision] = {}
     for contender in runs:
         if args.eval_only:
             saved = contender.run_dir / "train.json"
             if not saved.is_file():
                 raise SystemExit(f"--eval-only: {saved} does not exist; train that run first")
             data = json.loads(saved.read_text())
-            records[contender.scenario, contender.key] = TrainRecord(**data)
+            records[contender.scenario, contender.key] = Supervision(**data)
             continue
         say(
             f"training {contender.scenario} / ({contender.key}) {contender.label} for {args.seconds:g} s"
@@ -711,7 +392,7 @@ def main(argv: list[str] | None = None) -> None:
     }
     markdown = []
     for scenario in args.scenarios:
-        curves: dict[str, list[Point]] = {}
+        curves: dict[str, tuple[str, list[Point]]] = {}
         summaries = []
         entry: dict[str, Any] = {}
         for contender in (c for c in runs if c.scenario == scenario):
@@ -722,8 +403,10 @@ def main(argv: list[str] | None = None) -> None:
             )
             if points:
                 evaluate(contender, points, args, args.venv)
-            curves[contender.key] = points
-            summary = summarize(contender, record, points, TARGET.get(scenario))
+            curves[contender.key] = (contender.label, points)
+            summary = summarize(
+                contender.key, contender.label, record, points, TARGET.get(scenario)
+            )
             summaries.append(summary)
             config = json.loads((contender.experiment_dir / "config.json").read_text())
             entry[contender.key] = {
@@ -734,8 +417,9 @@ def main(argv: list[str] | None = None) -> None:
                 "checkpoints": [{**asdict(p), "mean": p.mean, "median": p.median} for p in points],
             }
         report["scenarios"][scenario] = entry
-        markdown.append(table(scenario, summaries))
-        plot(scenario, curves, args.out / f"{scenario}.png")
+        markdown.append(table(scenario, summaries, TARGET.get(scenario)))
+        title = f"{scenario}: {NUM_ENVS} envs, {NUM_WORKERS} workers"
+        plot(title, curves, TARGET.get(scenario), args.out / f"{scenario}.png")
     text = _header(args, versions) + "\n\n" + "\n\n".join(markdown) + "\n"
     (args.out / "results.md").write_text(text)
     (args.out / "results.json").write_text(json.dumps(report, indent=1))

@@ -1,0 +1,166 @@
+"""The results of the peer comparison: evaluated checkpoints, a line per contender, the
+markdown table with its ratios, and the plot of return against wall time and frames."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervise import Supervision
+
+__all__ = ["Point", "Summary", "plot", "summarize", "table"]
+
+
+@dataclass
+class Point:
+    """One checkpoint: when it was written, after how many frames, and how it plays."""
+
+    path: str
+    time_s: float
+    frames: int
+    returns: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    timeouts: float = 0.0
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.returns)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.returns)
+
+
+@dataclass
+class Summary:
+    """One contender's line of the table."""
+
+    key: str
+    label: str
+    fps_window: float | None
+    fps_overall: float | None
+    peak_rss_mib: float
+    peak_pss_mib: float
+    final_frames: int
+    best_mean: float | None
+    best_time_s: float | None
+    final_mean: float | None
+    final_median: float | None
+    final_timeouts: float | None
+    target_time_s: float | None
+    target_frames: int | None
+
+
+def summarize(
+    key: str, label: str, run: Supervision, points: list[Point], target: float | None
+) -> Summary:
+    """One contender's line: frames/s from its checkpoints' frames and times, memory from its
+    supervision, returns from its evaluated checkpoints."""
+    rates = [
+        (b.frames - a.frames) / (b.time_s - a.time_s)
+        for a, b in itertools.pairwise(points)
+        if b.time_s > a.time_s
+    ][1:]  # the first interval still holds the trainer's start-up
+    last = points[-1] if points else None
+    best = max(points, key=lambda p: p.mean) if points else None
+    reached = next((p for p in points if target is not None and p.mean >= target), None)
+    return Summary(
+        key=key,
+        label=label,
+        fps_window=statistics.median(rates) if rates else None,
+        fps_overall=last.frames / last.time_s if last else None,
+        peak_rss_mib=run.peak_rss_mib,
+        peak_pss_mib=run.peak_pss_mib,
+        final_frames=last.frames if last else 0,
+        best_mean=best.mean if best else None,
+        best_time_s=best.time_s if best else None,
+        final_mean=last.mean if last else None,
+        final_median=last.median if last else None,
+        final_timeouts=last.timeouts if last else None,
+        target_time_s=reached.time_s if reached else None,
+        target_frames=reached.frames if reached else None,
+    )
+
+
+def _ratio(x: float | None, y: float | None) -> str:
+    return f"{x / y:.2f}" if x is not None and y else "n/a"
+
+
+def _num(x: float | None, fmt: str = ",.0f", missing: str = "n/a") -> str:
+    return format(x, fmt) if x is not None else missing
+
+
+def table(scenario: str, summaries: list[Summary], target: float | None) -> str:
+    """The scenario's markdown table and the ratios of the others to contender (a)."""
+    reach = "not reached" if target is not None else "n/a"
+    goal = f"{target:g}" if target is not None else "-"
+    lines = [
+        f"### {scenario}",
+        "",
+        f"| contender | env frames/s (median window / overall) | peak RSS / PSS MiB | final frames "
+        f"| best eval mean (at s) | final eval mean / median / time-outs "
+        f"| time to {goal} | frames to {goal} |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        lines.append(
+            f"| ({s.key}) {s.label} | {_num(s.fps_window)} / {_num(s.fps_overall)} "
+            f"| {s.peak_rss_mib:,.0f} / {s.peak_pss_mib:,.0f} | {s.final_frames:,} "
+            f"| {_num(s.best_mean, '.1f')} ({_num(s.best_time_s, '.0f')}) "
+            f"| {_num(s.final_mean, '.1f')} / {_num(s.final_median, '.1f')} "
+            f"/ {_num(s.final_timeouts, '.0%')} "
+            f"| {_num(s.target_time_s, '.0f', reach)}{' s' if s.target_time_s else ''} "
+            f"| {_num(s.target_frames, ',', reach)} |"
+        )
+    by_key = {s.key: s for s in summaries}
+    if "a" in by_key:
+        a = by_key["a"]
+        ratios = [
+            f"({k})/(a) frames/s {_ratio(by_key[k].fps_window, a.fps_window)}"
+            for k in ("b", "c", "d")
+            if k in by_key
+        ]
+        if target is not None:
+            ratios += [
+                f"({k})/(a) frames to {target:g} {_ratio(by_key[k].target_frames, a.target_frames)}"
+                for k in ("b", "d")
+                if k in by_key
+            ]
+            if "c" in by_key:
+                c_time = by_key["c"].target_time_s
+                ratios.append(f"(c)/(a) time to {target:g} {_ratio(c_time, a.target_time_s)}")
+        lines += ["", "Ratios (median-window frames/s): " + ", ".join(ratios)]
+    return "\n".join(lines)
+
+
+def plot(
+    title: str,
+    curves: dict[str, tuple[str, list[Point]]],
+    target: float | None,
+    path: Path,
+) -> None:
+    """Evaluated mean return against wall time and against frames, one line per contender
+    (``curves``: key -> label and checkpoints)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (by_time, by_frames) = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    for key, (label, points) in curves.items():
+        means = [p.mean for p in points]
+        by_time.plot([p.time_s for p in points], means, "o-", label=f"({key}) {label}")
+        by_frames.plot([p.frames for p in points], means, "o-")
+    for ax, xlabel in ((by_time, "wall time (s)"), (by_frames, "env frames")):
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+        if target is not None:
+            ax.axhline(target, color="gray", linestyle="--", linewidth=1)
+    by_time.set_ylabel("evaluated mean return (ViZDoom units)")
+    by_time.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
