@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import torch
 from gymnasium import spaces
@@ -191,7 +191,7 @@ class ActorCritic(nn.Module):
         logits, values = self._heads(x)
         return PolicyOutput(logits.float(), values.float(), rnn_state)
 
-    def acting_copy(self, precision: str = "float32") -> ActorCritic:
+    def acting_copy(self, precision: Literal["float32", "bfloat16"] = "float32") -> ActorCritic:
         """A copy to act with; in 'bfloat16' its weights (not its normalisers) are bfloat16,
         and :meth:`forward` still takes and returns float32 states, logits and values."""
         copy_ = copy.deepcopy(self)

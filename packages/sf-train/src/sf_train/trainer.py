@@ -287,10 +287,11 @@ class Trainer:
     def save_checkpoint(self) -> Path:
         """Writes a checkpoint atomically (the learner pauses only while it is copied), after
         evaluating it (``run.eval_episodes``) to decide whether it is the best so far."""
+        evaluating = self.cfg.run.eval_episodes > 0
         with self._learn_lock:
             state = copy.deepcopy(self.state_dict())
-            model = copy.deepcopy(self.learner.model)
-        score = self._evaluate(model) if self.cfg.run.eval_episodes else self.mean_return
+            model = copy.deepcopy(self.learner.model) if evaluating else None
+        score = self._evaluate(model) if model is not None else self.mean_return
         self._last_checkpoint = self.checkpoints.save(state, self.frames, score)
         return self._last_checkpoint
 
@@ -341,7 +342,7 @@ class Trainer:
             if self.returns.ready:
                 write("charts/episodic_return", self.returns.mean(), self.frames)
                 write("charts/episodic_length", self.lengths.mean(), self.frames)
-            # The raw series, biased toward short episodes; kept to show the gap.
+            # The plain mean of the episodes in the order they ended, for comparison.
             raw = float(rollout.episode_returns.mean())
             write("charts/episodic_return_by_completion", raw, self.frames)
             variables = rollout.episode_variables
