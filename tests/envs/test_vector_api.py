@@ -42,7 +42,7 @@ def pool():
 def _run_until_done(env, rng, max_steps=60):
     for _ in range(max_steps):
         out = env.step(rng.integers(0, 4, size=N))
-        if out[4].get("_episode", np.zeros(N, bool)).any():
+        if out[4].get("_episode_summary", np.zeros(N, bool)).any():
             return out
     raise AssertionError("no episode ended")
 
@@ -61,7 +61,7 @@ def test_info_has_game_variables_with_masks(next_env):
     _, info = next_env.reset(seed=0)
     assert info["health"].shape == (N,) and info["_health"].all()
     assert (info["health"] == 100).all()
-    assert "episode" not in info
+    assert "episode_summary" not in info
 
 
 def test_next_step_autoreset(next_env):
@@ -69,9 +69,14 @@ def test_next_step_autoreset(next_env):
     next_env.reset(seed=1)
     _obs, _reward, terminated, truncated, info = _run_until_done(next_env, rng)
     done = terminated | truncated
-    assert (info["_episode"] == done).all() and (info["episode"]["_r"] == done).all()
-    assert info["episode"]["l"][done].min() >= 1
-    assert info["episode"]["r"].dtype == np.float32 and info["episode"]["l"].dtype == np.int32
+    assert (info["_episode_summary"] == done).all() and (
+        info["episode_summary"]["_r"] == done
+    ).all()
+    assert info["episode_summary"]["l"][done].min() >= 1
+    assert (
+        info["episode_summary"]["r"].dtype == np.float32
+        and info["episode_summary"]["l"].dtype == np.int32
+    )
     _obs2, reward2, term2, trunc2, _info2 = next_env.step(np.zeros(N, np.int64))
     assert (reward2[done] == 0).all() and not term2[done].any() and not trunc2[done].any()
 
@@ -85,7 +90,10 @@ def test_same_step_autoreset(same_env):
     i = int(np.flatnonzero(done)[0])
     assert info["final_obs"].shape == (N, 3, 36, 64)
     assert not np.array_equal(info["final_obs"][i], obs[i])  # obs is the next episode's first
-    assert info["final_info"]["_episode"][i] and info["final_info"]["episode"]["l"][i] >= 1
+    assert (
+        info["final_info"]["_episode_summary"][i]
+        and info["final_info"]["episode_summary"]["l"][i] >= 1
+    )
     assert same_env.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
     # The next step continues the new episode: nothing ended, no final entries.
     _, _, term2, trunc2, info2 = same_env.step(np.zeros(N, np.int64))
@@ -174,10 +182,10 @@ def test_async_partial_batches_and_env_ids(pool):
     for _ in range(80):
         obs, reward, terminated, truncated, info = pool.recv()
         done = terminated | truncated
-        assert (info["_episode"] == done).all() and (info["_final_obs"] == done).all()
+        assert (info["_episode_summary"] == done).all() and (info["_final_obs"] == done).all()
         ended += int(done.sum())
         if done.any():
-            assert info["episode"]["l"][done].min() >= 1
+            assert info["episode_summary"]["l"][done].min() >= 1
         pool.send(rng.integers(0, 4, size=2), info["env_id"])
     assert ended > 0
     assert pool.zero_copy_batches + pool.gathered_batches > 0

@@ -92,7 +92,7 @@ def test_killed_worker_is_restarted_and_reported():
         _, _, terminated, truncated, info = env.step(np.zeros(4, np.int64))
         lost = info["worker_restarted"]
         assert lost.sum() == 2 and (truncated[lost]).all() and not terminated[lost].any()
-        assert info["_worker_restarted"].sum() == 2 and info["_episode"][lost].all()
+        assert info["_worker_restarted"].sum() == 2 and info["_episode_summary"][lost].all()
         assert victim not in env.worker_pids
         _assert_gone([victim])  # its orphaned engines were killed too
         for _ in range(5):  # the run goes on

@@ -35,7 +35,7 @@ class DoomEnv(gym.Env):
     :class:`~sf_envs.options.DoomOptions` for every option. Reaching the scenario's time limit
     returns ``truncated=True, terminated=False``; the last observation is the real last frame.
     ``info`` holds the scenario's game variables (lower-case names) every step, and on the last
-    step ``info["episode"] = {"r": return, "l": length}``.
+    step ``info["episode_summary"] = {"r": return, "l": length}``.
 
     Example:
         >>> import gymnasium as gym, sf_envs
@@ -98,7 +98,7 @@ class DoomEnv(gym.Env):
         info = self._info()
         if terminated or truncated:
             self._needs_reset = True
-            info["episode"] = {"r": core.episode_return, "l": core.episode_length}
+            info["episode_summary"] = {"r": core.episode_return, "l": core.episode_length}
         return self._observation(), reward, terminated, truncated, info
 
     def render(self) -> np.ndarray | None:

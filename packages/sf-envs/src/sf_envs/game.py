@@ -57,9 +57,15 @@ class FramePipeline:
         self._stack = (
             FrameStack(options.frame_stack, self._frame.shape) if options.frame_stack > 1 else None
         )
+        self._channels_last = options.channels_last
 
     def __call__(self, screen: np.ndarray, obs_out: np.ndarray, first: bool) -> None:
-        """Writes the observation for ``screen`` into ``obs_out``; ``first`` restarts the stack."""
+        """Writes the observation for ``screen`` into ``obs_out``; ``first`` restarts the stack.
+
+        A channels-last ``obs_out`` is written through its ``(C, H, W)`` view by the same kernels.
+        """
+        if self._channels_last:
+            obs_out = obs_out.transpose(2, 0, 1)
         frame = self._frame if self._stack is not None else obs_out
         resized = self._rgb if self._rgb is not None else frame
         if first:  # validates the caller's buffers once per episode; steps skip the checks

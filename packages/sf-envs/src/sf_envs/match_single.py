@@ -2,7 +2,7 @@
 
 Single-agent trainers speak gymnasium, not PettingZoo, so a match of exactly one learning agent
 (``sf/DoomDuelBots-v0``) gets the single-player conventions of :class:`~sf_envs.env.DoomEnv`: the
-same observations, ``Discrete`` actions, the time limit as ``truncated``, ``info["episode"]`` on
+same observations, ``Discrete`` actions, the time limit as ``truncated``, ``info["episode_summary"]`` on
 the last step. The match itself is :class:`~sf_envs.match.env.MatchEnv`; vectorised, each match
 is one unit (:class:`~sf_envs.match.unit.MatchUnitFactory`) in the engine with one row per
 learning agent, so a match of several agents (``sf/DoomDuel-v0``) is self-play for a trainer
@@ -96,8 +96,8 @@ class SingleAgentMatchEnv(gym.Env):
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         match = self._live_match()
-        # Drawn from np_random, so unseeded resets after a seeded one stay reproducible.
-        obs, infos = match.reset(seed=int(self.np_random.integers(2**31)))
+        # A seed starts a fresh engine; None continues its random state (see MatchCore.reset).
+        obs, infos = match.reset(seed=seed)
         self._return = 0.0
         self._length = 0
         return obs[_AGENT], infos[_AGENT]
@@ -114,7 +114,7 @@ class SingleAgentMatchEnv(gym.Env):
         self._length += 1
         info = infos[_AGENT]
         if truncated[_AGENT] or terminated[_AGENT]:
-            info["episode"] = {"r": self._return, "l": self._length}
+            info["episode_summary"] = {"r": self._return, "l": self._length}
         return obs[_AGENT], reward, terminated[_AGENT], truncated[_AGENT], info
 
     def render(self) -> Any:

@@ -44,6 +44,9 @@ class DoomOptions:
             the default because it is the cheapest (≈9 µs vs ≈32 µs for area at 160x120 ->
             128x72, see ``benchmarks/preprocess.py``) and is what Sample Factory trains Doom
             agents with; area keeps thin distant sprites visible when shrinking a lot.
+        channels_last: Screens shaped ``(H, W, C)`` instead of ``(C, H, W)``, for libraries
+            whose CNNs expect channels last (RLlib, Keras/JAX models). The same kernels write
+            straight into that layout: no transpose, no extra copy.
     """
 
     frame_skip: int = 4
@@ -53,6 +56,7 @@ class DoomOptions:
     frame_stack: int = 1
     measurements: bool = False
     interpolation: str = "nearest"
+    channels_last: bool = False
 
     @classmethod
     def create(
@@ -65,6 +69,7 @@ class DoomOptions:
         frame_stack: int = 1,
         measurements: bool = False,
         interpolation: str = "nearest",
+        channels_last: bool = False,
     ) -> DoomOptions:
         """Builds validated options from user-facing values (sizes as strings or tuples).
 
@@ -86,6 +91,7 @@ class DoomOptions:
             frame_stack=frame_stack,
             measurements=measurements,
             interpolation=interpolation,
+            channels_last=channels_last,
         )
         errors += options.problems()
         if errors:
@@ -99,6 +105,8 @@ class DoomOptions:
             errors.append(f"frame_skip must be an integer >= 1, got {self.frame_skip!r}")
         if not isinstance(self.frame_stack, int) or self.frame_stack < 1:
             errors.append(f"frame_stack must be an integer >= 1, got {self.frame_stack!r}")
+        if not isinstance(self.channels_last, bool):
+            errors.append(f"channels_last must be True or False, got {self.channels_last!r}")
         if self.interpolation not in INTERPOLATIONS:
             errors.append(
                 f"interpolation must be one of {', '.join(INTERPOLATIONS)}, "
@@ -135,5 +143,8 @@ class DoomOptions:
 
     @property
     def obs_shape(self) -> tuple[int, int, int]:
-        """The screen observation shape, channels-first ``(C, H, W)``."""
-        return (self.channels, self.obs_size[1], self.obs_size[0])
+        """The screen observation shape: ``(C, H, W)``, or ``(H, W, C)`` with channels_last."""
+        width, height = self.obs_size
+        if self.channels_last:
+            return (height, width, self.channels)
+        return (self.channels, height, width)

@@ -26,8 +26,8 @@ def env_ids() -> list[str]:
 def match_env_ids() -> list[str]:
     """Every single-agent match id (one agent against bots), sorted.
 
-    Kept apart from :func:`env_ids` because matches cannot honour gymnasium's reset-seed
-    determinism: ViZDoom picks deathmatch spawn spots with a generator its seed does not reach.
+    Kept apart from :func:`env_ids`: their episodes are whole matches against scripted bots, and
+    a seeded reset costs an engine start (see :meth:`sf_envs.match.core.MatchCore.reset`).
     """
     return sorted(s.env_id for s in _matches() if s.num_agents == 1)
 
@@ -44,7 +44,7 @@ def _matches() -> list[MatchScenario]:
 def register_envs() -> None:
     """Registers one gymnasium id per scenario; safe to call more than once."""
     entries = [
-        (s.env_id, s.name, "sf_envs.env:DoomEnv", "sf_envs.vector.make:make_vec")
+        (s.env_id, s.name, "sf_envs.env:DoomEnv", "sf_envs.vector.make:make_vec", False)
         for s in SCENARIOS.values()
     ] + [
         (
@@ -54,15 +54,18 @@ def register_envs() -> None:
             "sf_envs.match_single:"
             + ("SingleAgentMatchEnv" if m.num_agents == 1 else "refuse_single_env"),
             "sf_envs.match_single:make_match_vec",
+            # Networked games are not reproducible under a seed (see MatchCore.reset).
+            m.num_agents > 1,
         )
         for m in _matches()
     ]
-    for env_id, name, entry_point, vector_entry_point in entries:
+    for env_id, name, entry_point, vector_entry_point, nondeterministic in entries:
         if env_id not in gym.registry:
             gym.register(
                 id=env_id,
                 entry_point=entry_point,
                 vector_entry_point=vector_entry_point,
+                nondeterministic=nondeterministic,
                 kwargs={"scenario": name},
             )
 

@@ -165,12 +165,12 @@ def evaluate_policy(
         while (done_count < quota).any():
             obs, _, terminated, truncated, info = venv.recv()
             ids = np.asarray(info["env_id"]).astype(np.int64)
-            for row in np.flatnonzero(np.asarray(info["_episode"])):
+            for row in np.flatnonzero(np.asarray(info["_episode_summary"])):
                 e = ids[row]
                 if done_count[e] < quota[e]:
                     done_count[e] += 1
-                    returns.append(float(info["episode"]["r"][row]))
-                    lengths.append(int(info["episode"]["l"][row]))
+                    returns.append(float(info["episode_summary"]["r"][row]))
+                    lengths.append(int(info["episode_summary"]["l"][row]))
                     cut.append(bool(truncated[row]) and not bool(terminated[row]))
                     final = info.get("final_info", {}).get("variables")
                     if final is not None and names:

@@ -356,10 +356,17 @@ class Sampler:
             env_ids = np.asarray(info["env_id"]).astype(np.int64)
             done = np.logical_or(terminated, truncated)
             learning = ~self._is_opponent[env_ids]
-            mask = np.asarray(info.get("_episode", np.zeros(len(env_ids), dtype=bool))) & learning
+            mask = (
+                np.asarray(info.get("_episode_summary", np.zeros(len(env_ids), dtype=bool)))
+                & learning
+            )
             if mask.any():
-                self._returns.append(np.asarray(info["episode"]["r"])[mask].astype(np.float64))
-                self._lengths.append(np.asarray(info["episode"]["l"])[mask].astype(np.int64))
+                self._returns.append(
+                    np.asarray(info["episode_summary"]["r"])[mask].astype(np.float64)
+                )
+                self._lengths.append(
+                    np.asarray(info["episode_summary"]["l"])[mask].astype(np.int64)
+                )
                 self._episode_envs.append(env_ids[mask])
                 variables = info.get("final_info", {}).get("variables")
                 if variables is not None:

@@ -25,8 +25,8 @@ class ToyVecEnv:
 
     Follows the contract of the sf-envs engine: ``recv()`` returns ``batch_size`` ready envs
     (views valid until the next call), ``info["env_id"]`` names them, autoreset happens in the
-    same step and finished episodes are reported in ``info["episode"]`` under
-    ``info["_episode"]``.
+    same step and finished episodes are reported in ``info["episode_summary"]`` under
+    ``info["_episode_summary"]``.
 
     Args:
         num_envs: Number of envs.
@@ -143,8 +143,8 @@ class ToyVecEnv:
         episode_mask = self._ended[ids].copy()
         info: dict[str, Any] = {
             "env_id": ids,
-            "_episode": episode_mask,
-            "episode": {"r": self._episode_r[ids].copy(), "l": self._episode_l[ids].copy()},
+            "_episode_summary": episode_mask,
+            "episode_summary": {"r": self._episode_r[ids].copy(), "l": self._episode_l[ids].copy()},
         }
         if self.time_limit:
             final = self._screens(self._final_col[ids]) * episode_mask[:, None, None, None]
@@ -255,9 +255,9 @@ class ToyEnv(gym.Env):
         obs, reward, terminated, info = self._observe()
         out: dict[str, Any] = {}
         if terminated[0]:
-            out["episode"] = {
-                "r": float(info["episode"]["r"][0]),
-                "l": int(info["episode"]["l"][0]),
+            out["episode_summary"] = {
+                "r": float(info["episode_summary"]["r"][0]),
+                "l": int(info["episode_summary"]["l"][0]),
             }
         return obs, float(reward[0]), bool(terminated[0]), False, out
 

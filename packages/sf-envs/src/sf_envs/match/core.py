@@ -216,15 +216,25 @@ class MatchCore:
         return len(self.config.actions)
 
     def reset(self, seed: int | None, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
-        """Starts a new match: every player restarts the map, the host adds the bots."""
+        """Starts a new match: every player restarts the map, the host adds the bots.
+
+        A match of one agent is reproducible from a seeded reset: ``seed`` starts a fresh engine
+        (ViZDoom keeps its random state across multiplayer map restarts, so a running engine
+        cannot be reseeded), and ``seed=None`` continues that engine's random state, so the
+        matches after a seeded reset replay exactly. Networked matches (several agents) only
+        pass the seed to ``new_episode``, and reproducibility is not promised for them.
+        """
         ls = self._live()
         players = self.players
         game_seed = None if seed is None else int(seed) % (2**31)
+        fresh_engine = game_seed is not None and len(players) == 1
         bots = list(self.bot_names)
 
         def restart(i: int) -> None:
             p = players[i]
             ls.sync()
+            if fresh_engine:
+                p.restart(game_seed)
             p.new_episode(game_seed)
             ls.sync()
             if i == 0:
@@ -236,6 +246,8 @@ class MatchCore:
                 self._frag_baseline = self._server_frags()
 
         ls.run(restart)
+        if fresh_engine:
+            self.engine_pids = _engine_pids({p.ini_path for p in players})
         self.scoreboard = dict.fromkeys(self._frag_baseline, 0.0)
         missing = [b for b in bots if b not in self._frag_baseline]
         if missing:

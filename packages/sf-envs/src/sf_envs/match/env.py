@@ -85,12 +85,8 @@ class MatchEnv(ParallelEnv):
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         core = self._live_core()
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        elif not hasattr(self, "_rng"):
-            self._rng = np.random.default_rng()
-        # Later unseeded resets draw from the seeded generator, so a seeded run stays reproducible.
-        core.reset(int(self._rng.integers(2**31)), self._screens, self._meas)
+        # Unseeded resets continue the engines' random state (see MatchCore.reset).
+        core.reset(seed, self._screens, self._meas)
         self.agents = list(self.possible_agents)
         infos = {a: {**self._stats(i), "bots": self._bots} for i, a in enumerate(self.agents)}
         return self._observations(), infos

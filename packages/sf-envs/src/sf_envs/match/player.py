@@ -101,8 +101,12 @@ class MatchPlayer:
         self.finished = False
         self.timed_out = False
 
-    def init(self) -> None:
-        """Creates and starts the engine; the host returns once every player has joined."""
+    def init(self, seed: int | None = None) -> None:
+        """Creates and starts the engine; the host returns once every player has joined.
+
+        ``seed`` reaches the engine's random state only here, at start: a multiplayer map restart
+        keeps the state, so :meth:`restart` is the only way to reseed a running game.
+        """
         game = vizdoom.DoomGame()
         m = self.config.map
         game.set_doom_game_path(m.iwad_path)
@@ -122,8 +126,15 @@ class MatchPlayer:
         game.set_available_game_variables(list(_GAME_VARIABLES))
         game.set_episode_timeout(0)  # +timelimit ends the match, on the same tic for everyone
         game.add_game_args(self._args)
+        if seed is not None:
+            game.set_seed(seed)
         self.game = game
         game.init()
+
+    def restart(self, seed: int) -> None:
+        """Replaces the engine with a fresh one started with ``seed``."""
+        self.close()
+        self.init(seed)
 
     def new_episode(self, seed: int | None) -> None:
         if seed is not None:

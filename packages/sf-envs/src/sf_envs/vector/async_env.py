@@ -4,7 +4,7 @@ Contract (what sf-train relies on)::
 
     recv() -> (obs, reward, terminated, truncated, info)
     info["env_id"]   int32 (batch_size,)  which envs these rows are
-    info["_episode"] bool mask; info["episode"] = {"r": float32, "l": int32}, valid where masked
+    info["_episode_summary"] bool mask; info["episode_summary"] = {"r": float32, "l": int32}, valid where masked
     info["final_obs"], info["final_info"] (+ "_final_obs"/"_final_info" masks): SAME_STEP autoreset
     info["worker_restarted"] (+ mask): present when a failed worker's envs are reported truncated
 
@@ -62,6 +62,7 @@ class DoomAsyncVectorEnv:
     """
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    autoreset_mode: ClassVar[AutoresetMode] = AutoresetMode.SAME_STEP
     spec: Any = None
 
     def __init__(
@@ -200,8 +201,8 @@ class DoomAsyncVectorEnv:
         arrays = view.arrays
         info: dict[str, Any] = {
             "env_id": view.env_id,
-            "_episode": done,
-            "episode": {"r": arrays["ep_return"], "l": arrays["ep_length"]},
+            "_episode_summary": done,
+            "episode_summary": {"r": arrays["ep_return"], "l": arrays["ep_length"]},
             "variables": arrays["variables"],
             "final_obs": self._client.obs_of(view, "final_"),
             "_final_obs": done,

@@ -40,8 +40,8 @@ class DoomVectorEnv(VectorEnv):
         **options: :class:`~sf_envs.options.DoomOptions` fields (``frame_skip``, ``obs_size``...).
 
     ``info`` holds every game variable (lower-case names, float64) each step, with ``_name``
-    masks; when an episode ends, ``info["episode"] = {"r", "l", "_r", "_l"}`` and
-    ``info["_episode"]``; a worker restart reports its envs as truncated with
+    masks; when an episode ends, ``info["episode_summary"] = {"r", "l", "_r", "_l"}`` and
+    ``info["_episode_summary"]``; a worker restart reports its envs as truncated with
     ``info["worker_restarted"]``.
 
     Example:
@@ -83,6 +83,7 @@ class DoomVectorEnv(VectorEnv):
             options,
         )
         self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.autoreset_mode = mode  # where Gymnasium's own vector envs (and TorchRL) read it
         self.num_envs = num_envs
         self.copy = copy
         self.single_observation_space = self._client.single_observation_space
@@ -151,13 +152,13 @@ class DoomVectorEnv(VectorEnv):
             info["_" + name] = self._true
         if done:
             mask = self._view.done
-            info["episode"] = {
+            info["episode_summary"] = {
                 "r": arrays["ep_return"],
                 "l": arrays["ep_length"],
                 "_r": mask,
                 "_l": mask,
             }
-            info["_episode"] = mask
+            info["_episode_summary"] = mask
             restarted = arrays["restarted"]
             if restarted.any():
                 info["worker_restarted"] = restarted
@@ -170,8 +171,8 @@ class DoomVectorEnv(VectorEnv):
                     name: final_vars[:, j] for j, name in enumerate(self._client.variable_names)
                 }
                 final_info.update({"_" + name: mask for name in self._client.variable_names})
-                final_info["episode"] = info["episode"]
-                final_info["_episode"] = mask
+                final_info["episode_summary"] = info["episode_summary"]
+                final_info["_episode_summary"] = mask
                 info["final_info"] = final_info
                 info["_final_info"] = mask
         return self._output(info) if self.copy else info

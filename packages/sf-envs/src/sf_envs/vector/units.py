@@ -53,7 +53,10 @@ class Unit(Protocol):
 
     def reset(self, seed: int | None, out: RowBlock) -> None:
         """Starts a new episode; writes each row's first obs, meas and variables, zeroes the
-        running episode stats. Reward and done flags are the worker's to write."""
+        running episode stats. Reward and done flags are the worker's to write.
+
+        ``seed`` comes from an explicit reset; autoresets pass None, and the unit continues
+        reproducibly from its last seed (each unit knows how its engine does that)."""
 
     def step(self, actions: np.ndarray, out: RowBlock) -> bool:
         """Steps every row with ``actions[row]``; writes all of ``out``; True when the episode ended.
@@ -99,8 +102,15 @@ class DoomUnit:
 
     def __init__(self, core: DoomCore) -> None:
         self.core = core
+        self._seeds = np.random.default_rng()
 
     def reset(self, seed: int | None, out: RowBlock) -> None:
+        # Every episode is seeded: unseeded ones from a stream seeded by the last explicit seed,
+        # so a seeded run stays reproducible across episodes.
+        if seed is None:
+            seed = int(self._seeds.integers(2**31))
+        else:
+            self._seeds = np.random.default_rng(seed)
         meas = None if out.meas is None else out.meas[0]
         self.core.reset(seed, out.obs[0], meas)
         out.variables[0] = self.core.variables

@@ -21,8 +21,6 @@ import socket
 import sys
 import traceback
 
-import numpy as np
-
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import SharedBuffers
 from sf_envs.vector.procs import redirect_console
@@ -42,16 +40,13 @@ class _State(enum.Enum):
 
 
 class _Slot:
-    """A unit with its rows, its views and its autoreset seed stream."""
+    """A unit with its rows and its views."""
 
     def __init__(self, unit: Unit, start: int, stop: int, block: RowBlock, state: _State) -> None:
         self.unit = unit
         self.rows = slice(start, stop)
         self.block = block
         self.state = state
-        # Autoreset seeds come from a stream seeded by the last explicit reset, so a seeded run
-        # stays reproducible across episodes whatever ViZDoom does without set_seed().
-        self.rng = np.random.default_rng()
 
 
 class _Worker:
@@ -82,9 +77,7 @@ class _Worker:
     def reset(self, group_id: int) -> None:
         b = self.b
         for slot in self.groups[group_id]:
-            seed = int(b["seed"][slot.rows.start])
-            slot.rng = np.random.default_rng(seed)
-            slot.unit.reset(seed, slot.block)
+            slot.unit.reset(int(b["seed"][slot.rows.start]), slot.block)
             self._clear(slot)
             slot.state = _State.RUNNING
 
@@ -100,7 +93,7 @@ class _Worker:
                 else:
                     b["restarted"][rows] = False
             elif slot.state is _State.NEEDS_RESET:
-                slot.unit.reset(self._autoreset_seed(slot), slot.block)
+                slot.unit.reset(None, slot.block)
                 self._clear(slot)
                 slot.state = _State.RUNNING
             elif slot.state is _State.LOST:
@@ -125,7 +118,7 @@ class _Worker:
         if "final_meas" in b.arrays:
             b["final_meas"][rows] = b["meas"][rows]
         b["final_variables"][rows] = b["variables"][rows]
-        slot.unit.reset(self._autoreset_seed(slot), slot.block)
+        slot.unit.reset(None, slot.block)
         slot.state = _State.RUNNING
 
     def _clear(self, slot: _Slot) -> None:
@@ -134,10 +127,6 @@ class _Worker:
         b["terminated"][rows] = False
         b["truncated"][rows] = False
         b["restarted"][rows] = False
-
-    @staticmethod
-    def _autoreset_seed(slot: _Slot) -> int:
-        return int(slot.rng.integers(2**31))
 
     def close(self) -> None:
         for slots in self.groups.values():
