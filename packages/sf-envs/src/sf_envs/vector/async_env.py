@@ -63,6 +63,7 @@ class DoomAsyncVectorEnv:
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
     autoreset_mode: ClassVar[AutoresetMode] = AutoresetMode.SAME_STEP
+    render_mode: ClassVar[str | None] = None
     spec: Any = None
 
     def __init__(
