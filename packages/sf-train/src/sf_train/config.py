@@ -54,7 +54,8 @@ class EnvConfig:
     """Which environment to train on and how the vector engine runs it."""
 
     env: str = "sf/DoomBasic-v0"
-    """Gymnasium id of the environment, e.g. a registered sf-envs Doom scenario."""
+    """Gymnasium id of the environment, e.g. a registered sf-envs Doom scenario, or MODULE:ID
+    for an id that MODULE registers when imported (with a vector entry point)."""
     num_envs: int = 16
     """Number of environments stepped in parallel; also the number of trajectories per batch."""
     batch_size: int = 8

@@ -23,8 +23,8 @@ torch thread per side; the gain over sync is modest (~6%) on 2 cores, where the 
 the sampler and the learner share two cores, and grows with cores or a GPU.
 
 Synchronous mode (``run.sync``) steps all envs together, then learns, with zero policy lag; it
-is for debugging and for exact resumption, which needs an env that can save its state (the toy
-env can; Doom episodes restart on resume).
+is for debugging and for exact resumption, which needs an env that can save its state
+(:class:`~sf_train.sampler.StatefulEnv`; Doom episodes restart on resume).
 """
 
 from __future__ import annotations
@@ -47,13 +47,13 @@ from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
 from sf_train.config import AlgoConfig, Config, resolve_device, validate
-from sf_train.envs import agents_per_game, frames_per_step, game_variable_names, make_env
+from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
 from sf_train.learner import Learner
 from sf_train.model import ActorCritic
 from sf_train.run_folder import checkpoints_of, prepare_run_folder
-from sf_train.sampler import Rollout, Sampler
+from sf_train.sampler import Rollout, Sampler, StatefulEnv
 
 __all__ = ["Progress", "SharedWeights", "TrainResult", "Trainer", "train"]
 
@@ -185,7 +185,7 @@ class Trainer:
         self._closed = False
         sync = cfg.run.sync
         batch_size = cfg.env.num_envs if sync else cfg.env.batch_size
-        self.venv = make_env(cfg.env, batch_size=batch_size, seed=cfg.run.seed)
+        self.venv = make_env(cfg.env, batch_size=batch_size)
         try:
             torch.manual_seed(cfg.run.seed)
             model = ActorCritic(
@@ -237,6 +237,11 @@ class Trainer:
 
     # -- state ---------------------------------------------------------------------------
 
+    @property
+    def _resumes_exactly(self) -> bool:
+        # Only sync mode has a deterministic interleaving of envs and learner to resume.
+        return self.cfg.run.sync and isinstance(self.venv, StatefulEnv)
+
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue this run; tensors are live (copy before writing)."""
         learner = self.learner
@@ -253,9 +258,8 @@ class Trainer:
         }
         if torch.cuda.is_available():
             state["cuda_rng"] = torch.cuda.get_rng_state_all()
-        env_state = getattr(self.venv, "state_dict", None)
-        if self.cfg.run.sync and env_state is not None:
-            state["env"] = _to_torch(env_state())
+        if self._resumes_exactly:
+            state["env"] = _to_torch(self.venv.state_dict())
             state["sampler"] = _to_torch(self.sampler.state_dict())
         return state
 
@@ -274,11 +278,11 @@ class Trainer:
         self.generator.set_state(state["sampler_rng"])
         if "cuda_rng" in state and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state["cuda_rng"])
-        if "sampler" in state and self.cfg.run.sync and hasattr(self.venv, "load_state_dict"):
+        if "sampler" in state and self._resumes_exactly:
             self.venv.load_state_dict(_to_numpy(state["env"]))
             self.sampler.load_state_dict(_to_numpy(state["sampler"]))
         else:
-            # Doom cannot save its games: start fresh episodes, seeded apart from the first.
+            # An env that cannot save its state (Doom) starts fresh episodes, seeded apart.
             self.sampler.start(seed=self.cfg.run.seed + self.frames)
         log.info(
             "resumed %s at %d frames, policy version %d", self.run_dir, self.frames, learner.version
@@ -329,7 +333,7 @@ class Trainer:
     # -- logging -------------------------------------------------------------------------
 
     def _record_rollout(self, rollout: Rollout) -> None:
-        self.frames += rollout.env_steps * frames_per_step(self.cfg.env)
+        self.frames += rollout.env_steps * self.cfg.env.frame_skip
         now = time.perf_counter()
         self._fps_window.append((now, self.frames))
         (t0, f0) = self._fps_window[0]
