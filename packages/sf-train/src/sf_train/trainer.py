@@ -46,7 +46,7 @@ import torch
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
-from sf_train.config import AlgoConfig, Config, resolve_device, validate
+from sf_train.config import AlgoConfig, Config, config_to_dict, resolve_device, validate
 from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
@@ -223,6 +223,7 @@ class Trainer:
             else:
                 self._load_state(state)
             self.writer = SummaryWriter(str(self.run_dir), purge_step=self.frames or None)
+            self.writer.add_text("hyperparameters", _hyperparameter_table(cfg), self.frames)
             # A resumed run starts its pool anew, from the weights it resumes with.
             self._update_opponent(force=True)
         except BaseException:
@@ -339,7 +340,9 @@ class Trainer:
         (t0, f0) = self._fps_window[0]
         write = self.writer.add_scalar
         if now > t0:
-            write("perf/fps", (self.frames - f0) / (now - t0), self.frames)
+            fps = (self.frames - f0) / (now - t0)
+            write("perf/fps", fps, self.frames)
+            write("charts/SPS", fps / self.cfg.env.frame_skip, self.frames)  # CleanRL's tag
         if len(rollout.episode_returns):
             self.returns.add(rollout.episode_env_ids, rollout.episode_returns)
             self.lengths.add(rollout.episode_env_ids, rollout.episode_lengths)
@@ -357,6 +360,7 @@ class Trainer:
     def _record_stats(self, stats: dict[str, float]) -> None:
         for tag, value in stats.items():
             self.writer.add_scalar(tag, value, self.frames)
+        self.writer.add_scalar("charts/learning_rate", stats["train/lr"], self.frames)  # CleanRL's
         self._last_lag = stats.get("train/policy_lag_avg")
 
     def _report(self) -> None:
@@ -538,6 +542,17 @@ class Trainer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _hyperparameter_table(cfg: Config) -> str:
+    """The config as the markdown table CleanRL writes to TensorBoard, one ``|param|value|``
+    row per field, e.g. ``|algo.gamma|0.99|``."""
+    rows = ["|param|value|", "|-|-|"]
+    for section, fields in config_to_dict(cfg).items():
+        for name, value in fields.items():
+            cell = str(value).replace("|", r"\|")  # a bare pipe would end the cell
+            rows.append(f"|{section}.{name}|{cell}|")
+    return "\n".join(rows)
 
 
 def _opponent_envs(cfg: Config) -> np.ndarray:
