@@ -7,20 +7,9 @@ training step; every step is tagged with the version it was sampled with, so the
 measures policy lag and masks samples older than ``max_policy_lag``. A queue of one batch
 between them bounds the lag to about two batches of updates.
 
-Why a thread, and one torch thread on each side: measured on the 2-core reference machine
-(sf/DoomBasic-v0, the defaults, 150k frames, machine otherwise quiet), env frames/s were
-
-==========================  =========  ==========
-torch threads per side      async      sync
-==========================  =========  ==========
-1                           6,155      5,802
-2                           4,737      4,481
-==========================  =========  ==========
-
-and sync with 2 threads fell to 208 frames/s while other work loaded the machine (OpenMP's
-spinning threads fight the env workers for the cores). So the default is asynchronous with one
-torch thread per side; the gain over sync is modest (~6%) on 2 cores, where the env workers,
-the sampler and the learner share two cores, and grows with cores or a GPU.
+The default is asynchronous with one torch thread per side: the learner's work overlaps the
+sampler's, and more torch threads only fight the env workers for the cores (the measurements:
+``packages/sf-train/README.md``).
 
 Synchronous mode (``run.sync``) steps all envs together, then learns, with zero policy lag; it
 is for debugging and for exact resumption, which needs an env that can save its state
@@ -149,8 +138,7 @@ def _to_numpy(tree: Any) -> Any:
 class Trainer:
     """Trains a policy with APPO / V-trace into a run folder.
 
-    Asynchronous with one torch thread per side is the default, by measurement (see the
-    module docstring).
+    Asynchronous with one torch thread per side is the default (see the module docstring).
 
     Args:
         cfg: The run's configuration (validated here).
