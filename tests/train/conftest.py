@@ -1,5 +1,6 @@
 """Shared settings for the sf-train tests: few threads, so the suite stays fast on a shared CPU,
-and a toy-env run small enough to train in about a second."""
+and a toy-env run (:mod:`toy_env`, which sf-train makes as it makes any env) small enough to
+train in about a second."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from toy_env import TOY_ENV
 
 from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
 
 TOY_FLAGS = [
     "--env",
-    "toy",
+    TOY_ENV,
+    "--frame-skip",
+    "1",
     "--num-envs",
     "4",
     "--batch-size",
@@ -50,7 +54,7 @@ def toy_config(tmp_path) -> Callable[..., Config]:
 
     def make(run_dir=None, frames: int = 2048, **run) -> Config:
         return Config(
-            env=EnvConfig(env="toy", num_envs=4, batch_size=2, obs_size=(16, 12)),
+            env=EnvConfig(env=TOY_ENV, num_envs=4, batch_size=2, obs_size=(16, 12), frame_skip=1),
             model=ModelConfig(
                 conv_channels=(8,),
                 conv_kernels=(4,),

@@ -3,12 +3,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from toy_env import ToyVecEnv
 
 from sf_train.config import AlgoConfig, ModelConfig
 from sf_train.learner import LR_MAX, LR_MIN, Learner, adapt_learning_rate, learning_rate
 from sf_train.model import ActorCritic
 from sf_train.sampler import Sampler
-from sf_train.toy_env import ToyVecEnv
 
 TINY = ModelConfig(
     conv_channels=(8,), conv_kernels=(4,), conv_strides=(2,), fc_size=32, rnn=True, rnn_size=16

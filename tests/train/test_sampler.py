@@ -3,11 +3,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from toy_env import ToyVecEnv
 
 from sf_train.config import ModelConfig
 from sf_train.model import ActorCritic
 from sf_train.sampler import Sampler
-from sf_train.toy_env import ToyVecEnv
 
 TINY = ModelConfig(
     conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16, rnn=True, rnn_size=8

@@ -5,6 +5,7 @@ import json
 import imageio.v2 as imageio
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from toy_env import TOY_ENV
 
 from sf_train.cli import main
 from sf_train.run_folder import load_run_config
@@ -31,7 +32,7 @@ def test_train_eval_enjoy_on_the_toy_env(tmp_path, toy_flags, capsys):
 
 def test_a_preset_starts_the_config_and_flags_override_it(tmp_path, capsys):
     run = tmp_path / "sf"
-    flags = ["--preset", "sample-factory", "--env", "toy", "--num-envs", "2"]
+    flags = ["--preset", "sample-factory", "--env", TOY_ENV, "--frame-skip", "1", "--num-envs", "2"]
     flags += ["--batch-size", "2", "--num-workers", "1", "--rollout", "4", "--frames", "16"]
     assert main(["train", *flags, "--eval-episodes", "0", "--run-dir", str(run)]) == 0
     saved = load_run_config(run)

@@ -8,7 +8,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sf_train.checkpoint import CheckpointError, load_checkpoint
-from sf_train.config import AlgoConfig, save_config
+from sf_train.config import AlgoConfig, config_to_dict, save_config
 from sf_train.run_folder import RunFolderError, checkpoints_of, load_run_config
 from sf_train.trainer import Progress, Trainer, train
 
@@ -48,8 +48,14 @@ def test_async_run_measures_lag_and_writes_the_tensorboard_tags(toy_config, tmp_
         "train/policy_lag_avg",
         "train/policy_lag_max",
         "train/lr",
+        # What CleanRL users look for, beside our own tags.
+        "charts/SPS",
+        "charts/learning_rate",
     }
     assert expected <= set(tags)
+    assert tags["charts/learning_rate"] == tags["train/lr"]
+    # Agent steps per second: the toy env's frame_skip is 1, so they are its frames per second.
+    assert tags["charts/SPS"] == tags["perf/fps"]
     # The sampler acts while the learner trains: some samples come from older weights. A batch's
     # first steps can be taken while the batch before it still fills (envs straddle batches),
     # so a sample waits for at most three batches of updates (that one, the queued one and the
@@ -58,6 +64,20 @@ def test_async_run_measures_lag_and_writes_the_tensorboard_tags(toy_config, tmp_
     assert 1 <= max(tags["train/policy_lag_max"]) < 4 * updates
     assert set(tags["charts/episodic_length"]) == {16.0}
     assert result.mean_return is not None
+
+
+def test_the_hyperparameters_open_the_event_file_as_a_markdown_table(toy_config, tmp_path):
+    run = tmp_path / "a|b"  # a pipe must not end a cell
+    cfg = toy_config(run, frames=128, sync=True, eval_episodes=0)
+    train(cfg)
+    acc = EventAccumulator(str(run), size_guidance={"tensors": 0}).Reload()
+    (event,) = acc.Tensors("hyperparameters/text_summary")
+    assert event.step == 0
+    lines = event.tensor_proto.string_val[0].decode().splitlines()
+    assert lines[:2] == ["|param|value|", "|-|-|"]
+    assert "|algo.gamma|0.5|" in lines and "|env.num_envs|4|" in lines
+    assert f"|run.run_dir|{tmp_path}/a\\|b|" in lines
+    assert len(lines) == 2 + sum(len(section) for section in config_to_dict(cfg).values())
 
 
 def test_best_checkpoint_is_the_best_evaluated_one(toy_config, tmp_path):

@@ -90,3 +90,110 @@ def test_shape_errors_name_the_shapes():
         vtrace(ok, ok, ok, ok, torch.zeros(T))
     with pytest.raises(ValueError, match=r"time-major \[T, B\]"):
         vtrace(ok, ok, ok, torch.zeros(T), torch.zeros(B))
+
+
+def reference_vtrace_with_time_limits(
+    log_rhos, gamma, rewards, values, bootstrap, terminated, truncated, final_values, rho_bar, c_bar
+):
+    """Plain loops over eq. (1) with episode ends spelt out: after step ``t`` the next state's
+    value is ``V(x_{t+1})`` if the episode goes on, ``V(x_final)`` if a time limit cut it and
+    0 if it terminated; any end stops the trace."""
+    T, B = values.shape
+    vs = np.zeros((T, B))
+    adv = np.zeros((T, B))
+    for b in range(B):
+        v_ext = [*values[:, b], bootstrap[b]]
+
+        def next_value(t, v_next, b=b):
+            if terminated[t, b]:
+                return 0.0
+            return final_values[t, b] if truncated[t, b] else v_next
+
+        for s in range(T):
+            total = v_ext[s]
+            for t in range(s, T):
+                coef = 1.0
+                for i in range(s, t):
+                    ended = terminated[i, b] or truncated[i, b]
+                    coef *= 0.0 if ended else gamma * min(c_bar, math.exp(log_rhos[i, b]))
+                rho_t = min(rho_bar, math.exp(log_rhos[t, b]))
+                target = rewards[t, b] + gamma * next_value(t, v_ext[t + 1])
+                total += coef * rho_t * (target - v_ext[t])
+            vs[s, b] = total
+        for s in range(T):
+            v_next = vs[s + 1, b] if s + 1 < T else bootstrap[b]
+            rho_s = min(rho_bar, math.exp(log_rhos[s, b]))
+            target = rewards[s, b] + gamma * next_value(s, v_next)
+            adv[s, b] = rho_s * (target - values[s, b])
+    return vs, adv
+
+
+def time_limit_inputs(T=7, B=5, seed=3):
+    rng = np.random.default_rng(seed)
+    log_rhos, _, rewards, values, bootstrap = random_inputs(T, B, seed)
+    ends = rng.random((T, B)) < 0.3
+    truncated = ends & (rng.random((T, B)) < 0.5)
+    truncated[1, 0] = True  # at least one cut and one termination
+    truncated[4, 0] = False
+    terminated = ends & ~truncated
+    terminated[4, 0] = True
+    final_values = rng.normal(size=(T, B)) * truncated  # the engine reports them at cuts only
+    return log_rhos, rewards, values, bootstrap, terminated, truncated, final_values
+
+
+@pytest.mark.parametrize("rho_bar,c_bar", [(1.0, 1.0), (1.5, 0.8), (math.inf, math.inf)])
+def test_time_limit_truncations_match_the_reference_loop(rho_bar, c_bar):
+    """A cut step bootstraps from the final observation's value; a termination does not; both
+    stop the trace."""
+    gamma = 0.95
+    log_rhos, rewards, values, bootstrap, terminated, truncated, final_values = time_limit_inputs()
+    expected_vs, expected_adv = reference_vtrace_with_time_limits(
+        log_rhos, gamma, rewards, values, bootstrap, terminated, truncated, final_values,
+        rho_bar, c_bar,
+    )  # fmt: skip
+    t = lambda x: torch.tensor(x, dtype=torch.float64)  # noqa: E731
+    out = vtrace(
+        t(log_rhos),
+        t(gamma * (1.0 - (terminated | truncated))),
+        t(rewards),
+        t(values),
+        t(bootstrap),
+        rho_bar,
+        c_bar,
+        truncation_bootstrap=t(gamma * final_values),
+    )
+    np.testing.assert_allclose(out.vs.numpy(), expected_vs, atol=1e-5)
+    np.testing.assert_allclose(out.pg_advantages.numpy(), expected_adv, atol=1e-5)
+    without = vtrace(t(log_rhos), t(gamma * (1.0 - (terminated | truncated))), t(rewards),
+                     t(values), t(bootstrap), rho_bar, c_bar)  # fmt: skip
+    assert not torch.allclose(without.vs, out.vs), "the cut steps must change the targets"
+
+
+def test_the_truncation_argument_equals_the_former_reward_editing_bit_for_bit():
+    """The learner used to add ``gamma * V(x_final)`` to the (scaled) rewards before calling
+    V-trace; passing it as ``truncation_bootstrap`` gives the very same float32 numbers."""
+    gamma, scale = 0.99, 0.01
+    log_rhos, rewards, values, bootstrap, terminated, truncated, final_values = time_limit_inputs(
+        T=32, B=8, seed=4
+    )
+    f = lambda x: torch.tensor(x, dtype=torch.float32)  # noqa: E731
+    discounts = gamma * (~torch.tensor(terminated | truncated)).float()
+    scaled, cut_values = f(rewards) * scale, f(final_values)
+    old = vtrace(f(log_rhos), discounts, scaled + gamma * cut_values, f(values), f(bootstrap))
+    new = vtrace(
+        f(log_rhos),
+        discounts,
+        scaled,
+        f(values),
+        f(bootstrap),
+        truncation_bootstrap=gamma * cut_values,
+    )
+    assert torch.equal(new.vs, old.vs)
+    assert torch.equal(new.pg_advantages, old.pg_advantages)
+
+
+def test_a_truncation_bootstrap_of_the_wrong_shape_is_named():
+    T, B = 4, 3
+    ok = torch.zeros(T, B)
+    with pytest.raises(ValueError, match=r"truncation_bootstrap has shape \(4,\)"):
+        vtrace(ok, ok, ok, ok, torch.zeros(B), truncation_bootstrap=torch.zeros(T))

@@ -8,8 +8,8 @@ Modules, one concept each:
 - :mod:`sf_train.config` and :mod:`sf_train.config_cli`: typed config, validation, JSON, CLI.
 - :mod:`sf_train.buffer`, :mod:`sf_train.sampler`, :mod:`sf_train.learner`: sampling through
   the engine's async ``send``/``recv`` face and the APPO learner step.
-- :mod:`sf_train.toy_env`: a tiny in-process env with the same async face, for tests.
-- :mod:`sf_train.envs`: the one place that makes envs from the config (Doom ids or "toy").
+- :mod:`sf_train.envs`: the one place that makes envs from the config (any gymnasium id with
+  a vector entry point: the sf-envs Doom ids, or ``MODULE:ID`` for one MODULE registers).
 - :mod:`sf_train.trainer`: the training loop, asynchronous (learner thread) or synchronous.
 - :mod:`sf_train.checkpoint` and :mod:`sf_train.run_folder`: atomic checkpoints, run folders.
 - :mod:`sf_train.evaluate`: evaluation and videos from a run folder.

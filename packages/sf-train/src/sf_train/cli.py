@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="sf-train",
         description="Asynchronous APPO / V-trace training on sf Doom environments "
-        "(and 'toy', a tiny built-in env for quick checks).",
+        "(or any gymnasium id with the engine's async vector face).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (_, help_text) in COMMANDS.items():

@@ -1,10 +1,10 @@
 """Typed trainer configuration: dataclasses, validation and JSON persistence.
 
 The defaults target CPU training of ``sf/DoomBasic-v0`` on a 2-core machine, where the
-network's forward and backward passes, not the envs, bound the speed (see MEASUREMENTS.md:
-a 1x36x64 grayscale input with conv 16/32 and FC 256 sustains ~8k env frames/s of model compute
-against ~1.9k for Sample Factory's default model). The ``sample-factory`` preset
-(:mod:`sf_train.presets`) gives the larger Sample Factory model and its settings.
+network's forward and backward passes, not the envs, bound the speed, so the model is small
+(the measurements behind each default: ``packages/sf-train/README.md``). The
+``sample-factory`` preset (:mod:`sf_train.presets`) gives Sample Factory's larger model and its
+settings.
 
 Each field's docstring is its ``--help`` text (see :mod:`sf_train.config_cli`).
 """
@@ -54,7 +54,8 @@ class EnvConfig:
     """Which environment to train on and how the vector engine runs it."""
 
     env: str = "sf/DoomBasic-v0"
-    """Gymnasium id of the environment, e.g. a registered sf-envs Doom scenario."""
+    """Gymnasium id of the environment, e.g. a registered sf-envs Doom scenario, or MODULE:ID
+    for an id that MODULE registers when imported (with a vector entry point)."""
     num_envs: int = 16
     """Number of environments stepped in parallel; also the number of trajectories per batch."""
     batch_size: int = 8
@@ -91,8 +92,8 @@ class ModelConfig:
     """The actor-critic network: conv encoder, optional measurements MLP and GRU, two heads."""
 
     conv_channels: tuple[int, ...] = (16, 32)
-    """Output channels of each conv layer (ELU after each). Two small layers fit a 36x64 input
-    and train ~4x faster on a CPU than Sample Factory's 32/64/128."""
+    """Output channels of each conv layer (ELU after each); two small layers fit a 36x64 input
+    and keep the model cheap on a CPU."""
     conv_kernels: tuple[int, ...] = (8, 4)
     """Kernel size of each conv layer (same length as conv_channels)."""
     conv_strides: tuple[int, ...] = (4, 2)
@@ -102,12 +103,10 @@ class ModelConfig:
     measurements_size: int = 64
     """Width of the MLP over the measurements vector (used when observations have one)."""
     rnn: bool = False
-    """Use a GRU core, so the policy can remember what left the screen. Off by default on
-    this CPU budget: on sf/DoomBasic-v0 (2 cores) a GRU 128 halved the frames/s (BPTT over T)
-    and after 300k frames had not left random play (mean return -143), where the feed-forward
-    model reached 69. Turn it on (--rnn) for scenarios that need memory."""
+    """Use a GRU core, so the policy can remember what left the screen; off by default because
+    on a CPU it costs speed that scenarios showing everything on screen do not repay."""
     rnn_size: int = 128
-    """Hidden size of the GRU core; 128 costs ~15% of CPU training speed over no GRU."""
+    """Hidden size of the GRU core."""
     screen_norm: Literal["scale", "running"] = "scale"
     """How screens are normalised: 'scale' divides by 255, 'running' subtracts a running mean
     and divides by a running std (one scalar each, saved with the model)."""
@@ -128,24 +127,20 @@ class AlgoConfig:
     in the hundreds (a kill in basic is +100); unscaled, the value loss is in the thousands and
     its clipped gradient drowns the policy's. 0.01 is Sample Factory's choice for Doom."""
     learning_rate: float = 1e-3
-    """Adam learning rate; the small CPU model trains stably at 1e-3 (Sample Factory's big
-    model uses 1e-4), which solves Doom basic in fewer frames than 3e-4."""
+    """Adam learning rate; the small default model is stable at 1e-3 and learns in fewer
+    frames than at 3e-4 (Sample Factory's larger model uses 1e-4)."""
     lr_schedule: Literal["constant", "linear", "kl_adaptive"] = "linear"
     """Learning-rate schedule: 'linear' decay to 0 at the last frame (run.frames), so the
     policy settles instead of wandering at full rate; 'constant'; or 'kl_adaptive', which
     divides the rate by 1.5 when a step's KL exceeds 2 x target_kl and multiplies it by 1.5
-    when the KL is under target_kl / 2. On Doom basic after 500k frames (300 evaluation
-    episodes each), the former defaults (constant, 2 epochs, entropy 0.003) gave 64.6, 72.3
-    and 74.9; linear decay with entropy 0.001 and 3-4 epochs gave 74.3-77.2 in four runs."""
+    when the KL is under target_kl / 2."""
     target_kl: float = 0.01
     """KL divergence per optimiser step that the 'kl_adaptive' schedule aims for."""
     adam_eps: float = 1e-6
     """Adam epsilon."""
     num_epochs: int = 3
-    """Passes over each batch; more than 1 reuses samples at the cost of policy lag. On a CPU,
-    samples are dear and the small model cheap: 3 epochs x 4 minibatches (12 updates per batch)
-    learns Doom basic several times faster per frame than 1 x 1, which did not learn it in
-    600k frames, for ~6% more wall time than 2 epochs."""
+    """Passes over each batch; more than 1 reuses samples at the cost of policy lag, a good
+    trade on a CPU, where samples are dear and the small model cheap."""
     num_minibatches: int = 4
     """Minibatches per epoch, split along envs so each keeps whole trajectories; must divide
     num_envs."""
@@ -157,9 +152,8 @@ class AlgoConfig:
     value_coef: float = 0.5
     """Weight of the value loss."""
     entropy_coef: float = 0.001
-    """Weight of the entropy bonus (exploration). Single-player scenarios like Doom basic end
-    better with a sharper policy (fewer wasted shots); matches need more, 0.01: at 0.003 the
-    policy's entropy collapsed within a few million frames of duels, and the agent with it."""
+    """Weight of the entropy bonus (exploration); single-player scenarios end better with a
+    sharp policy (fewer wasted shots), matches need 0.01 to keep the policy from collapsing."""
     max_grad_norm: float = 4.0
     """Clip the global gradient norm to this value."""
     rho_bar: float = 1.0
@@ -183,10 +177,8 @@ class AlgoConfig:
     sampler's copy of the weights in bfloat16 and runs the learner's passes under
     torch.autocast; the learner's weights, Adam's state, the losses and V-trace stay float32.
     The actions' recorded log-probabilities are those of the bfloat16 policy that acted, and
-    V-trace corrects for the rounding as for any policy lag. On a CPU with AVX512-BF16, Sample
-    Factory's model trained at 1.39x the frames/s of float32, but in that one 200 s run on
-    Doom basic it learned far slower per frame (-98 after 562k frames, float32 +48 after
-    390k): measure before relying on it."""
+    V-trace corrects for the rounding as for any policy lag. Faster on CPUs with bfloat16
+    units, but it can learn slower per frame: measure before relying on it."""
     value_bootstrap: bool = True
     """Where a time limit truncates an episode, bootstrap its last step from the value of the
     final observation (Pardo et al. 2018, "Time Limits in Reinforcement Learning") instead of
@@ -207,7 +199,7 @@ class RunConfig:
     """Seed for the envs, the weights and the action sampling."""
     torch_threads: int = 0
     """Threads for torch's CPU kernels, in each of the sampler and the learner thread; 0 picks
-    1, measured fastest on 2 cores, where more threads fight the env workers for the cores."""
+    1, so that torch's threads leave the cores to the env workers."""
     sync: bool = False
     """Synchronous mode for debugging: step all envs together (batch_size is ignored), then
     learn, with zero policy lag."""

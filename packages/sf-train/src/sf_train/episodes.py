@@ -4,9 +4,8 @@ Many envs finish episodes in parallel. :class:`EpisodeWindow` keeps every env's 
 ``per_env`` values (returns, or lengths) and averages over envs of each env's mean, so each env
 weighs the same whatever the lengths of its episodes, as in ``sf-train eval``. The last N
 episodes *to finish* weigh an env by how often it finishes; that is the same thing while every
-env draws its episodes alike (measured on Doom basic with a fixed policy: 71.5 both ways over
-10,679 episodes), and not when envs differ (maps, bot skills, opponents). Nothing is reported
-until every env has ended an episode: before that, only the short ones could have ended.
+env draws its episodes alike, and not when envs differ (maps, bot skills, opponents). Nothing is
+reported until every env has ended an episode: before that, only the short ones could have ended.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from sf_train.checkpoint import load_checkpoint
 from sf_train.config import Config, resolve_device
 from sf_train.envs import (
     agents_per_game,
-    frames_per_step,
     game_variable_names,
     make_env,
     make_match_env,
@@ -150,7 +149,7 @@ def evaluate_policy(
         raise ValueError(f"episodes={episodes}: evaluate at least one episode")
     n = _eval_env_count(cfg, min(num_envs or cfg.env.num_envs, episodes))
     quota = np.full(n, episodes // n) + (np.arange(n) < episodes % n)
-    venv = make_env(cfg.env, num_envs=n, batch_size=n, seed=seed)
+    venv = make_env(cfg.env, num_envs=n, batch_size=n)
     try:
         model = policy if isinstance(policy, ActorCritic) else policy(venv)
         names = game_variable_names(venv)
@@ -279,7 +278,7 @@ def record_video(
             returns.append(total)
     finally:
         env.close()
-    rate = fps or float(env.metadata.get("render_fps", 35)) / frames_per_step(cfg.env)
+    rate = fps or float(env.metadata.get("render_fps", 35)) / cfg.env.frame_skip
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".gif":
         imageio.mimwrite(out, frames, duration=1000.0 / rate, loop=0)

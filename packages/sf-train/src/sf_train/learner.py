@@ -92,18 +92,17 @@ class Learner:
 
         with torch.no_grad():
             discounts = cfg.gamma * (~mb["dones"]).float()
-            # A time limit ends the episode, not the task: the cut step still earns the
-            # discounted value of where it led (zero where nothing was cut).
-            rewards = mb["rewards"] * cfg.reward_scale + cfg.gamma * mb["truncation_values"]
             log_rhos = log_probs.detach() - mb["log_probs"]
             vs, pg_advantages = vtrace(
                 log_rhos,
                 discounts,
-                rewards,
+                mb["rewards"] * cfg.reward_scale,
                 values[:T].detach(),
                 values[T].detach(),
                 rho_bar=cfg.rho_bar,
                 c_bar=cfg.c_bar,
+                # Zero where nothing was cut (and where value_bootstrap is off).
+                truncation_bootstrap=cfg.gamma * mb["truncation_values"],
             )
             if cfg.normalize_advantages:
                 pg_advantages = normalize_advantages(pg_advantages, mask)

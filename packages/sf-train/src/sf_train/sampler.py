@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -26,7 +26,7 @@ from gymnasium import spaces
 from sf_train.buffer import TrajectoryBuffer
 from sf_train.model import ActorCritic, Obs
 
-__all__ = ["AsyncVectorEnv", "PolicySource", "Rollout", "Sampler"]
+__all__ = ["AsyncVectorEnv", "PolicySource", "Rollout", "Sampler", "StatefulEnv"]
 
 
 class AsyncVectorEnv(Protocol):
@@ -42,6 +42,16 @@ class AsyncVectorEnv(Protocol):
     def recv(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]: ...
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None: ...
+
+
+@runtime_checkable
+class StatefulEnv(Protocol):
+    """A vector env that can save and restore everything that decides its future steps; the
+    trainer checkpoints it in synchronous mode, so a resumed run continues bit for bit."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
 PolicySource = Callable[[], AbstractContextManager[int]]

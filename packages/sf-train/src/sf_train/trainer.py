@@ -7,24 +7,13 @@ training step; every step is tagged with the version it was sampled with, so the
 measures policy lag and masks samples older than ``max_policy_lag``. A queue of one batch
 between them bounds the lag to about two batches of updates.
 
-Why a thread, and one torch thread on each side: measured on the 2-core reference machine
-(sf/DoomBasic-v0, the defaults, 150k frames, machine otherwise quiet), env frames/s were
-
-==========================  =========  ==========
-torch threads per side      async      sync
-==========================  =========  ==========
-1                           6,155      5,802
-2                           4,737      4,481
-==========================  =========  ==========
-
-and sync with 2 threads fell to 208 frames/s while other work loaded the machine (OpenMP's
-spinning threads fight the env workers for the cores). So the default is asynchronous with one
-torch thread per side; the gain over sync is modest (~6%) on 2 cores, where the env workers,
-the sampler and the learner share two cores, and grows with cores or a GPU.
+The default is asynchronous with one torch thread per side: the learner's work overlaps the
+sampler's, and more torch threads only fight the env workers for the cores (the measurements:
+``packages/sf-train/README.md``).
 
 Synchronous mode (``run.sync``) steps all envs together, then learns, with zero policy lag; it
-is for debugging and for exact resumption, which needs an env that can save its state (the toy
-env can; Doom episodes restart on resume).
+is for debugging and for exact resumption, which needs an env that can save its state
+(:class:`~sf_train.sampler.StatefulEnv`; Doom episodes restart on resume).
 """
 
 from __future__ import annotations
@@ -46,14 +35,14 @@ import torch
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
-from sf_train.config import AlgoConfig, Config, resolve_device, validate
-from sf_train.envs import agents_per_game, frames_per_step, game_variable_names, make_env
+from sf_train.config import AlgoConfig, Config, config_to_dict, resolve_device, validate
+from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
 from sf_train.learner import Learner
 from sf_train.model import ActorCritic
 from sf_train.run_folder import checkpoints_of, prepare_run_folder
-from sf_train.sampler import Rollout, Sampler
+from sf_train.sampler import Rollout, Sampler, StatefulEnv
 
 __all__ = ["Progress", "SharedWeights", "TrainResult", "Trainer", "train"]
 
@@ -149,8 +138,7 @@ def _to_numpy(tree: Any) -> Any:
 class Trainer:
     """Trains a policy with APPO / V-trace into a run folder.
 
-    Asynchronous with one torch thread per side is the default, by measurement (see the
-    module docstring).
+    Asynchronous with one torch thread per side is the default (see the module docstring).
 
     Args:
         cfg: The run's configuration (validated here).
@@ -185,7 +173,7 @@ class Trainer:
         self._closed = False
         sync = cfg.run.sync
         batch_size = cfg.env.num_envs if sync else cfg.env.batch_size
-        self.venv = make_env(cfg.env, batch_size=batch_size, seed=cfg.run.seed)
+        self.venv = make_env(cfg.env, batch_size=batch_size)
         try:
             torch.manual_seed(cfg.run.seed)
             model = ActorCritic(
@@ -223,6 +211,7 @@ class Trainer:
             else:
                 self._load_state(state)
             self.writer = SummaryWriter(str(self.run_dir), purge_step=self.frames or None)
+            self.writer.add_text("hyperparameters", _hyperparameter_table(cfg), self.frames)
             # A resumed run starts its pool anew, from the weights it resumes with.
             self._update_opponent(force=True)
         except BaseException:
@@ -236,6 +225,11 @@ class Trainer:
         self._stop_requested = False
 
     # -- state ---------------------------------------------------------------------------
+
+    @property
+    def _resumes_exactly(self) -> bool:
+        # Only sync mode has a deterministic interleaving of envs and learner to resume.
+        return self.cfg.run.sync and isinstance(self.venv, StatefulEnv)
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue this run; tensors are live (copy before writing)."""
@@ -253,9 +247,8 @@ class Trainer:
         }
         if torch.cuda.is_available():
             state["cuda_rng"] = torch.cuda.get_rng_state_all()
-        env_state = getattr(self.venv, "state_dict", None)
-        if self.cfg.run.sync and env_state is not None:
-            state["env"] = _to_torch(env_state())
+        if self._resumes_exactly:
+            state["env"] = _to_torch(self.venv.state_dict())
             state["sampler"] = _to_torch(self.sampler.state_dict())
         return state
 
@@ -274,11 +267,11 @@ class Trainer:
         self.generator.set_state(state["sampler_rng"])
         if "cuda_rng" in state and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state["cuda_rng"])
-        if "sampler" in state and self.cfg.run.sync and hasattr(self.venv, "load_state_dict"):
+        if "sampler" in state and self._resumes_exactly:
             self.venv.load_state_dict(_to_numpy(state["env"]))
             self.sampler.load_state_dict(_to_numpy(state["sampler"]))
         else:
-            # Doom cannot save its games: start fresh episodes, seeded apart from the first.
+            # An env that cannot save its state (Doom) starts fresh episodes, seeded apart.
             self.sampler.start(seed=self.cfg.run.seed + self.frames)
         log.info(
             "resumed %s at %d frames, policy version %d", self.run_dir, self.frames, learner.version
@@ -329,13 +322,15 @@ class Trainer:
     # -- logging -------------------------------------------------------------------------
 
     def _record_rollout(self, rollout: Rollout) -> None:
-        self.frames += rollout.env_steps * frames_per_step(self.cfg.env)
+        self.frames += rollout.env_steps * self.cfg.env.frame_skip
         now = time.perf_counter()
         self._fps_window.append((now, self.frames))
         (t0, f0) = self._fps_window[0]
         write = self.writer.add_scalar
         if now > t0:
-            write("perf/fps", (self.frames - f0) / (now - t0), self.frames)
+            fps = (self.frames - f0) / (now - t0)
+            write("perf/fps", fps, self.frames)
+            write("charts/SPS", fps / self.cfg.env.frame_skip, self.frames)  # CleanRL's tag
         if len(rollout.episode_returns):
             self.returns.add(rollout.episode_env_ids, rollout.episode_returns)
             self.lengths.add(rollout.episode_env_ids, rollout.episode_lengths)
@@ -353,6 +348,7 @@ class Trainer:
     def _record_stats(self, stats: dict[str, float]) -> None:
         for tag, value in stats.items():
             self.writer.add_scalar(tag, value, self.frames)
+        self.writer.add_scalar("charts/learning_rate", stats["train/lr"], self.frames)  # CleanRL's
         self._last_lag = stats.get("train/policy_lag_avg")
 
     def _report(self) -> None:
@@ -534,6 +530,17 @@ class Trainer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _hyperparameter_table(cfg: Config) -> str:
+    """The config as the markdown table CleanRL writes to TensorBoard, one ``|param|value|``
+    row per field, e.g. ``|algo.gamma|0.99|``."""
+    rows = ["|param|value|", "|-|-|"]
+    for section, fields in config_to_dict(cfg).items():
+        for name, value in fields.items():
+            cell = str(value).replace("|", r"\|")  # a bare pipe would end the cell
+            rows.append(f"|{section}.{name}|{cell}|")
+    return "\n".join(rows)
 
 
 def _opponent_envs(cfg: Config) -> np.ndarray:

@@ -31,14 +31,22 @@ class VTraceReturns(NamedTuple):
 
 
 def _check_shapes(
-    log_rhos: Tensor, discounts: Tensor, rewards: Tensor, values: Tensor, bootstrap_value: Tensor
+    log_rhos: Tensor,
+    discounts: Tensor,
+    rewards: Tensor,
+    values: Tensor,
+    bootstrap_value: Tensor,
+    truncation_bootstrap: Tensor | None,
 ) -> None:
     if values.dim() != 2:
         raise ValueError(
             f"values must be time-major [T, B], got shape {tuple(values.shape)}; "
             "transpose batch-major data with .transpose(0, 1)"
         )
-    for name, x in (("log_rhos", log_rhos), ("discounts", discounts), ("rewards", rewards)):
+    step_inputs = {"log_rhos": log_rhos, "discounts": discounts, "rewards": rewards}
+    if truncation_bootstrap is not None:
+        step_inputs["truncation_bootstrap"] = truncation_bootstrap
+    for name, x in step_inputs.items():
         if x.shape != values.shape:
             raise ValueError(
                 f"{name} has shape {tuple(x.shape)} but values has shape {tuple(values.shape)}; "
@@ -60,14 +68,21 @@ def vtrace(
     rho_bar: float = 1.0,
     c_bar: float = 1.0,
     pg_rho_bar: float | None = None,
+    truncation_bootstrap: Tensor | None = None,
 ) -> VTraceReturns:
     """Computes V-trace targets and advantages for a batch of trajectories.
 
-    With ``delta_s = min(rho_bar, rho_s) * (r_s + gamma_s V(x_{s+1}) - V(x_s))`` the targets
-    follow the backward recursion
+    With ``delta_s = min(rho_bar, rho_s) * (r_s + b_s + gamma_s V(x_{s+1}) - V(x_s))`` the
+    targets follow the backward recursion
     ``v_s - V(x_s) = delta_s + gamma_s * min(c_bar, rho_s) * (v_{s+1} - V(x_{s+1}))``
     with ``v_T = V(x_T) = bootstrap_value``. Episode ends are expressed through ``discounts``
     (``gamma * (1 - done)``), which cuts both the bootstrap and the trace at the boundary.
+
+    Terminated and truncated episodes differ in ``b_s`` (``truncation_bootstrap``): a
+    termination ends the task, so nothing follows it (``b_s = 0``); a time limit ends only the
+    episode, so the cut step still earns the discounted value of the observation it led to,
+    ``b_s = gamma * V(x_final)`` (Pardo et al. 2018, "Time Limits in Reinforcement Learning"),
+    while the trace stays cut (``x_{s+1}`` is the next episode's first observation).
 
     The function is differentiable, but targets are constants for the learner: pass detached
     ``values``/``bootstrap_value``/``log_rhos`` (or call it under ``torch.no_grad()``).
@@ -86,6 +101,9 @@ def vtrace(
             ``float("inf")`` disables it.
         pg_rho_bar: Truncation of the importance weight in the policy-gradient advantage;
             ``None`` uses ``rho_bar``.
+        truncation_bootstrap: ``b_s``: ``gamma * V(x_final)`` where a time limit truncated
+            the episode after step ``s`` (its ``discounts_s`` is 0), 0 elsewhere, ``[T, B]``;
+            ``None`` treats every episode end as a termination.
 
     Returns:
         The targets ``vs`` and advantages ``pg_advantages``, both ``[T, B]``.
@@ -100,7 +118,10 @@ def vtrace(
         >>> out.vs.shape
         torch.Size([4, 2])
     """
-    _check_shapes(log_rhos, discounts, rewards, values, bootstrap_value)
+    _check_shapes(log_rhos, discounts, rewards, values, bootstrap_value, truncation_bootstrap)
+    if truncation_bootstrap is not None:
+        # b_s enters both one-step targets exactly as a reward would: fold it in once.
+        rewards = rewards + truncation_bootstrap
     if pg_rho_bar is None:
         pg_rho_bar = rho_bar
     rhos = torch.exp(log_rhos)

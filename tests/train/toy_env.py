@@ -1,20 +1,26 @@
-"""A tiny in-process env with the engine's asynchronous ``send``/``recv`` face, for tests.
+"""A test double: a tiny in-process env with the engine's asynchronous ``send``/``recv`` face.
 
 Each observation is a dark image with one bright pixel in its left or right half; action 0
 ("left") or 1 ("right") matching the side earns +1. A policy learns it in seconds, which makes
 it a fast end-to-end check of the sampler, the model and the learner without ViZDoom.
+
+Importing this module registers :data:`TOY_ENV` with gymnasium, so sf-train makes it as it
+makes any env: ``--env toy_env:Toy-v0`` imports the module (as ``gymnasium.make`` does), and
+``gym.make_vec`` / ``gym.make`` call :func:`make_toy_vec` / :class:`ToyEnv` with the keyword
+arguments sf-train gives every env.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
-__all__ = ["ToyEnv", "ToyVecEnv"]
+__all__ = ["TOY_ENV", "ToyEnv", "ToyVecEnv", "make_toy_vec"]
 
 _STATE_ARRAYS = ("_side", "_col", "_final_col", "_t", "_return", "_reward", "_ended")
 _STATE_ARRAYS += ("_episode_r", "_episode_l", "_length")
@@ -50,6 +56,8 @@ class ToyVecEnv:
         >>> obs, rew, term, trunc, info = venv.recv()
         >>> venv.send(np.zeros(2, dtype=np.int64), info["env_id"])
     """
+
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(
         self,
@@ -105,6 +113,11 @@ class ToyVecEnv:
     def _new_lengths(self, env_ids: np.ndarray) -> None:
         if len(self.episode_lengths) > 1:
             self._length[env_ids] = self._rng.choice(self.episode_lengths, len(env_ids))
+
+    @property
+    def unwrapped(self) -> ToyVecEnv:
+        """Itself, as gymnasium's ``make_vec`` expects of a vector env."""
+        return self
 
     @property
     def single_screen_shape(self) -> tuple[int, ...]:
@@ -195,7 +208,8 @@ class ToyVecEnv:
         self._ready.extend(int(i) for i in ids)
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything that decides future steps, so a trainer can resume a run exactly."""
+        """Everything that decides future steps, so a trainer can resume a run exactly
+        (:class:`sf_train.sampler.StatefulEnv`)."""
         state: dict[str, Any] = {k: getattr(self, k).copy() for k in _STATE_ARRAYS}
         state["rng"] = self._rng.bit_generator.state
         state["ready"] = list(self._ready)
@@ -213,35 +227,74 @@ class ToyVecEnv:
         self._closed = True
 
 
+def _screen_shape(
+    obs_size: tuple[int, int], grayscale: bool, frame_skip: int
+) -> tuple[int, int, int]:
+    """``(C, H, W)`` from the options sf-train gives every env."""
+    if frame_skip != 1:
+        raise ValueError(f"frame_skip={frame_skip}: the toy env has no frames to skip; use 1")
+    width, height = obs_size
+    return (1 if grayscale else 3, height, width)
+
+
+def make_toy_vec(
+    num_envs: int,
+    batch_size: int | None = None,
+    num_workers: int = 1,
+    obs_size: tuple[int, int] = (16, 12),
+    grayscale: bool = True,
+    frame_skip: int = 1,
+    **kwargs: Any,
+) -> ToyVecEnv:
+    """The vector entry point of :data:`TOY_ENV`: a :class:`ToyVecEnv` from the options that
+    sf-train gives every env (``num_workers`` is unused: the toy steps in-process);
+    ``kwargs`` are :class:`ToyVecEnv`'s own."""
+    if num_workers < 1:
+        raise ValueError(f"num_workers={num_workers}: use at least 1")
+    shape = _screen_shape(obs_size, grayscale, frame_skip)
+    return ToyVecEnv(num_envs, batch_size, obs_shape=shape, **kwargs)
+
+
 class ToyEnv(gym.Env):
     """One "bright pixel" env as a ``gymnasium.Env``, for evaluation videos of toy runs.
 
     Args:
-        obs_shape: ``(C, H, W)`` of the uint8 screen.
-        episode_length: Steps per episode.
         render_mode: None or ``"rgb_array"`` (the screen, 8x enlarged, as RGB).
+        obs_size: Screen width and height.
+        grayscale: One channel, else three.
+        frame_skip: Must be 1: the toy has no frames to skip.
+        **kwargs: :class:`ToyVecEnv`'s own options, e.g. ``episode_length``.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 8}  # noqa: RUF012
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 8}
 
     def __init__(
         self,
-        obs_shape: tuple[int, int, int] = (1, 12, 16),
-        episode_length: int = 16,
         render_mode: str | None = None,
+        obs_size: tuple[int, int] = (16, 12),
+        grayscale: bool = True,
+        frame_skip: int = 1,
+        **kwargs: Any,
     ) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.render_mode = render_mode
-        self._vec = ToyVecEnv(1, obs_shape=obs_shape, episode_length=episode_length)
+        shape = _screen_shape(obs_size, grayscale, frame_skip)
+        self._vec = ToyVecEnv(1, obs_shape=shape, **kwargs)
         self.observation_space = self._vec.single_observation_space
         self.action_space = self._vec.single_action_space
-        self._screen = np.zeros(obs_shape, dtype=np.uint8)
+        self._screen = np.zeros(shape, dtype=np.uint8)
 
-    def _observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        obs, reward, terminated, _, info = self._vec.recv()
+    def _observe(self) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self._vec.recv()
         self._screen = obs[0].copy()
-        return self._screen.copy(), reward, terminated, info
+        out: dict[str, Any] = {}
+        if info["_episode_summary"][0]:
+            out["episode_summary"] = {
+                "r": float(info["episode_summary"]["r"][0]),
+                "l": int(info["episode_summary"]["l"][0]),
+            }
+        return self._screen.copy(), float(reward[0]), bool(terminated[0]), bool(truncated[0]), out
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -252,17 +305,21 @@ class ToyEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         self._vec.send(np.array([int(action)]), np.array([0]))
-        obs, reward, terminated, info = self._observe()
-        out: dict[str, Any] = {}
-        if terminated[0]:
-            out["episode_summary"] = {
-                "r": float(info["episode_summary"]["r"][0]),
-                "l": int(info["episode_summary"]["l"][0]),
-            }
-        return obs, float(reward[0]), bool(terminated[0]), False, out
+        return self._observe()
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None
         gray = self._screen.max(axis=0)
         return np.repeat(np.repeat(gray, 8, axis=0), 8, axis=1)[..., None].repeat(3, axis=-1)
+
+
+TOY_ENV = f"{__name__}:Toy-v0"
+"""The ``--env`` of toy runs: gymnasium imports this module, which registers ``Toy-v0``."""
+
+if "Toy-v0" not in gym.registry:
+    gym.register(
+        "Toy-v0",
+        entry_point=f"{__name__}:ToyEnv",
+        vector_entry_point=f"{__name__}:make_toy_vec",
+    )
