@@ -1,0 +1,121 @@
+"""Prints the README's compatibility table from a run of the compatibility suite.
+
+Runs ``tests/integrations`` with pytest (each library's tests under the interpreter that has it
+installed: RLlib pins its own Gymnasium, so it usually lives in an env of its own), reads the
+JUnit results and writes one row per library: the version tested, each use the suite exercises
+with its outcome, and the adapter needed, if any.
+
+    python benchmarks/compatibility.py --rllib-python "$(hatch env find hatch-test.py3.11-rllib)/bin/python"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "tests" / "integrations"
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    distribution: str
+    test_file: str
+    adapter: str
+
+
+LIBRARIES = [
+    Library("Gymnasium", "gymnasium", "test_gymnasium.py", "none"),
+    Library("PettingZoo / SuperSuit", "pettingzoo", "test_pettingzoo.py", "none"),
+    Library(
+        "Stable-Baselines3",
+        "stable-baselines3",
+        "test_sb3.py",
+        "optional: `sf_envs.integrations.sb3`",
+    ),
+    Library("TorchRL", "torchrl", "test_torchrl.py", "none (`autoreset_mode=SAME_STEP`)"),
+    Library("RLlib", "ray", "test_rllib.py", "none (`channels_last=True`)"),
+]
+
+
+def _run(python: str, files: list[str], junit: str) -> None:
+    """Runs the files' tests; their outcomes go to ``junit`` (failures are results, not errors)."""
+    paths = [str(SUITE / f) for f in files]
+    command = [
+        python,
+        "-m",
+        "pytest",
+        *paths,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={junit}",
+    ]
+    subprocess.run(command, cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
+
+
+def _version(python: str, distribution: str) -> str:
+    code = f"import importlib.metadata as m; print(m.version({distribution!r}))"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    return done.stdout.strip() or "not installed"
+
+
+def _outcomes(junit: str) -> dict[str, list[tuple[str, str]]]:
+    """``{test file: [(test name, "passed" | "failed" | "skipped: reason"), ...]}``."""
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    if not os.path.exists(junit) or os.path.getsize(junit) == 0:
+        return by_file
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        module = case.get("classname", "").rsplit(".", 1)[-1] + ".py"
+        skipped = case.find("skipped")
+        if skipped is not None:
+            outcome = "skipped: " + (skipped.get("message") or "").removeprefix("could not import ")
+        elif case.find("failure") is not None or case.find("error") is not None:
+            outcome = "failed"
+        else:
+            outcome = "passed"
+        by_file.setdefault(module, []).append((case.get("name", ""), outcome))
+    return by_file
+
+
+def _use(test_name: str) -> str:
+    """``test_ppo_cnn_policy_through_x[sync]`` -> ``ppo cnn policy through x [sync]``."""
+    name, _, params = test_name.partition("[")
+    words = name.removeprefix("test_").replace("_", " ")
+    return f"{words} [{params}" if params else words
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rllib-python", help="interpreter with ray[rllib] installed")
+    args = parser.parse_args()
+    pythons = {lib.test_file: sys.executable for lib in LIBRARIES}
+    if args.rllib_python:
+        pythons["test_rllib.py"] = args.rllib_python
+    outcomes: dict[str, list[tuple[str, str]]] = {}
+    with tempfile.TemporaryDirectory(prefix="sf_compat_") as folder:
+        for python in sorted(set(pythons.values())):
+            files = [f for f, p in pythons.items() if p == python]
+            junit = os.path.join(folder, f"{len(outcomes)}.xml")
+            _run(python, files, junit)
+            outcomes.update({f: o for f, o in _outcomes(junit).items() if f in files})
+    print("| library | version tested | use (from `tests/integrations`) | result | adapter |")
+    print("|---|---|---|---|---|")
+    for lib in LIBRARIES:
+        version = _version(pythons[lib.test_file], lib.distribution)
+        rows = outcomes.get(lib.test_file) or [("(no results)", "not run")]
+        for i, (test, outcome) in enumerate(rows):
+            head = (lib.name, version) if i == 0 else ("", "")
+            tail = lib.adapter if i == 0 else ""
+            print(f"| {head[0]} | {head[1]} | {_use(test)} | {outcome} | {tail} |")
+
+
+if __name__ == "__main__":
+    main()
