@@ -38,6 +38,8 @@ def train_tiny(run_dir: Path, env: str = "sf/DoomDuelBots-v0", frames: int = 256
         "--rollout": "8",
         "--num-minibatches": "2",
         "--torch-threads": "1",
+        # Each evaluation episode is a whole match (2 game minutes on the duel ids).
+        "--eval-episodes": "2",
     }
     args = [part for flag, value in flags.items() for part in (flag, *value.split())]
     proc = subprocess.run(
