@@ -26,22 +26,38 @@ SUITE = ROOT / "tests" / "integrations"
 @dataclass(frozen=True)
 class Library:
     name: str
-    distribution: str
+    distributions: tuple[str, ...]
     test_file: str
     adapter: str
 
 
 LIBRARIES = [
-    Library("Gymnasium", "gymnasium", "test_gymnasium.py", "none"),
-    Library("PettingZoo / SuperSuit", "pettingzoo", "test_pettingzoo.py", "none"),
+    Library("Gymnasium", ("gymnasium",), "test_gymnasium.py", "none"),
+    Library(
+        "PettingZoo / SuperSuit",
+        ("pettingzoo", "supersuit"),
+        "test_pettingzoo.py",
+        "none (SuperSuit: `channels_last=True`)",
+    ),
     Library(
         "Stable-Baselines3",
-        "stable-baselines3",
+        ("stable-baselines3",),
         "test_sb3.py",
-        "optional: `sf_envs.integrations.sb3`",
+        "none; faster: `sf_envs.integrations.sb3`",
     ),
-    Library("TorchRL", "torchrl", "test_torchrl.py", "none (`autoreset_mode=SAME_STEP`)"),
-    Library("RLlib", "ray", "test_rllib.py", "none (`channels_last=True`)"),
+    Library("TorchRL", ("torchrl",), "test_torchrl.py", "none (`autoreset_mode=SAME_STEP`)"),
+    Library(
+        "RLlib",
+        ("ray",),
+        "test_rllib.py",
+        "none (`channels_last=True`, screens as floats: RLlib's `NormalizedImageEnv`)",
+    ),
+    Library(
+        "CleanRL-style PPO",
+        ("torch",),
+        "test_cleanrl_example.py",
+        "none (`examples/cleanrl_ppo_doom.py`)",
+    ),
 ]
 
 
@@ -61,14 +77,18 @@ def _run(python: str, files: list[str], junit: str) -> None:
     subprocess.run(command, cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
 
 
-def _version(python: str, distribution: str) -> str:
-    code = f"import importlib.metadata as m; print(m.version({distribution!r}))"
-    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "not installed"
+def _version(python: str, distributions: tuple[str, ...]) -> str:
+    versions = []
+    for name in distributions:
+        code = f"import importlib.metadata as m; print(m.version({name!r}))"
+        done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+        versions.append(done.stdout.strip() or "not installed")
+    return " / ".join(versions)
 
 
 def _outcomes(junit: str) -> dict[str, list[tuple[str, str]]]:
-    """``{test file: [(test name, "passed" | "failed" | "skipped: reason"), ...]}``."""
+    """``{test file: [(test name, "passed" | "failed" | "skipped: reason"), ...]}``, the cases
+    of one parametrized test merged into one row (``passed 11/11``)."""
     by_file: dict[str, list[tuple[str, str]]] = {}
     if not os.path.exists(junit) or os.path.getsize(junit) == 0:
         return by_file
@@ -82,14 +102,27 @@ def _outcomes(junit: str) -> dict[str, list[tuple[str, str]]]:
         else:
             outcome = "passed"
         by_file.setdefault(module, []).append((case.get("name", ""), outcome))
-    return by_file
+    return {module: _merged(cases) for module, cases in by_file.items()}
+
+
+def _merged(cases: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    by_test: dict[str, list[str]] = {}
+    for name, outcome in cases:
+        by_test.setdefault(name.partition("[")[0], []).append(outcome)
+    rows = []
+    for test, outcomes in by_test.items():
+        if len(outcomes) == 1:
+            rows.append((test, outcomes[0]))
+            continue
+        passed = outcomes.count("passed")
+        others = sorted({o for o in outcomes if o != "passed"})
+        rows.append((test, "; ".join([f"passed {passed}/{len(outcomes)}", *others])))
+    return rows
 
 
 def _use(test_name: str) -> str:
-    """``test_ppo_cnn_policy_through_x[sync]`` -> ``ppo cnn policy through x [sync]``."""
-    name, _, params = test_name.partition("[")
-    words = name.removeprefix("test_").replace("_", " ")
-    return f"{words} [{params}" if params else words
+    """``test_ppo_cnn_policy_through_x`` -> ``ppo cnn policy through x``."""
+    return test_name.removeprefix("test_").replace("_", " ")
 
 
 def main() -> None:
@@ -109,7 +142,7 @@ def main() -> None:
     print("| library | version tested | use (from `tests/integrations`) | result | adapter |")
     print("|---|---|---|---|---|")
     for lib in LIBRARIES:
-        version = _version(pythons[lib.test_file], lib.distribution)
+        version = _version(pythons[lib.test_file], lib.distributions)
         rows = outcomes.get(lib.test_file) or [("(no results)", "not run")]
         for i, (test, outcome) in enumerate(rows):
             head = (lib.name, version) if i == 0 else ("", "")

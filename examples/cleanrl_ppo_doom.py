@@ -63,6 +63,7 @@ class Args:
     vf_coef: float = arg(0.5, "value loss coefficient")
     max_grad_norm: float = arg(0.5, "gradient clipping norm")
     target_kl: float | None = arg(None, "stop the epochs of an update early past this KL")
+    eval_episodes: int = arg(100, "episodes the final policy is evaluated on (rounded up to envs)")
 
 
 def parse_args() -> Args:
@@ -292,6 +293,23 @@ if __name__ == "__main__":
                 f"global_step={global_step}, episodic_return={np.mean(ended_returns):.1f} "
                 f"(mean of {len(ended_returns)} episodes), SPS={sps}"
             )
+
+    # Judge the final policy by an evaluation, not by the training log: fresh episodes, each
+    # env an equal share, so long (failed) episodes count as often as short ones.
+    quota = -(-args.eval_episodes // args.num_envs)
+    eval_returns: list[list[float]] = [[] for _ in range(args.num_envs)]
+    next_obs, _ = envs.reset(seed=args.seed + 1)
+    while min(len(r) for r in eval_returns) < quota:
+        with torch.no_grad():
+            action, _, _, _ = agent.get_action_and_value(torch.as_tensor(next_obs, device=device))
+        next_obs, _, _, _, info = envs.step(action.cpu().numpy())
+        for i in np.flatnonzero(info.get("_episode", [])):
+            if len(eval_returns[i]) < quota:
+                eval_returns[i].append(float(info["episode"]["r"][i]))
+    played = np.concatenate(eval_returns)
+    sem = played.std(ddof=1) / np.sqrt(len(played)) if len(played) > 1 else float("nan")
+    writer.add_scalar("eval/episodic_return", played.mean(), global_step)
+    print(f"evaluation: return {played.mean():.1f} +- {sem:.1f} over {len(played)} episodes")
 
     envs.close()
     writer.close()

@@ -21,7 +21,7 @@ def test_cleanrl_ppo_example_trains_and_logs_episode_statistics(tmp_path: Path) 
     # 4 envs x 128 steps x 2 iterations: Doom basic episodes end within 75 steps (300 tics,
     # frame skip 4), so every env finishes several episodes.
     args = ["--total-timesteps", "1024", "--num-envs", "4", "--num-steps", "128"]
-    args += ["--num-workers", "2", "--update-epochs", "2", "--seed", "3"]
+    args += ["--num-workers", "2", "--update-epochs", "2", "--seed", "3", "--eval-episodes", "8"]
     done = subprocess.run(
         [sys.executable, str(SCRIPT), *args],
         cwd=tmp_path,
@@ -35,6 +35,8 @@ def test_cleanrl_ppo_example_trains_and_logs_episode_statistics(tmp_path: Path) 
     assert returns, done.stdout
     # Doom basic: -1 per tic for at most 300 tics, -5 per missed shot, +100 for the kill.
     assert all(-500 <= r <= 100 for r in returns)
+    # The final policy is evaluated on 8 fresh episodes, 2 per env.
+    assert re.search(r"evaluation: return -?[\d.]+ \+- [\d.]+ over 8 episodes", done.stdout)
 
     event_files = list((tmp_path / "runs").glob("*/events.out.tfevents.*"))
     assert len(event_files) == 1
@@ -43,6 +45,7 @@ def test_cleanrl_ppo_example_trains_and_logs_episode_statistics(tmp_path: Path) 
     tags = set(events.Tags()["scalars"])
     assert {"charts/episodic_return", "charts/episodic_length", "charts/SPS"} <= tags
     assert {"losses/value_loss", "losses/policy_loss", "losses/approx_kl"} <= tags
+    assert "eval/episodic_return" in tags
     # One scalar per ended episode, taken from RecordEpisodeStatistics's info["episode"].
     lengths = [e.value for e in events.Scalars("charts/episodic_length")]
     assert len(lengths) >= 4 and all(1 <= n <= 75 for n in lengths)
