@@ -363,6 +363,25 @@ def test_close_kills_the_engines_and_is_idempotent() -> None:
         env.reset()
 
 
+def test_a_match_never_closed_leaves_no_engine_after_its_process_exits() -> None:
+    code = textwrap.dedent(
+        """
+        import sf_envs
+        match = sf_envs.make_match("duel", timelimit=0.05, obs_size=(40, 30))
+        match.reset(seed=0)
+        print(match.core.workdir, *match.core.engine_pids, flush=True)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    workdir, *pids = done.stdout.split()
+    assert len(pids) == 2
+    for pid in map(int, pids):
+        assert _gone(pid), f"engine {pid} outlived its process"
+    assert not os.path.exists(workdir)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

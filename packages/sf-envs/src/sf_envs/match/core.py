@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import tempfile
+import weakref
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,23 @@ def _engine_pids(ini_paths: set[str]) -> list[int]:
         if "-config" in args and args[args.index("-config") + 1] in ini_paths:
             pids.append(int(entry))
     return pids
+
+
+def _kill_engines(ini_paths: list[str]) -> None:
+    # Only engines still running with our config paths: a bare PID could have been reused.
+    for pid in _engine_pids(set(ini_paths)):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def _release(ini_paths: list[str], workdir: str) -> None:
+    """What must go even if the match is never closed (at garbage collection or exit): the
+    engines, which would otherwise outlive this process, and the match's folder."""
+    _kill_engines(ini_paths)
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 class MatchCore:
@@ -109,6 +127,8 @@ class MatchCore:
         self.agent_names = tuple(f"player_{i}" for i in range(config.num_agents))
         self.bot_names = tuple(b.name for b in config.bots)
         self.workdir = tempfile.mkdtemp(prefix="sf_match_", dir=workdir)
+        self._ini_paths: list[str] = []
+        self._finalizer = weakref.finalize(self, _release, self._ini_paths, self.workdir)
         self.engine_pids: list[int] = []
         self._port: PortLease | None = None
         self._given_port = port
@@ -150,6 +170,7 @@ class MatchCore:
             os.makedirs(folder)
             args = game_args(config, i, port, self.bots_path, connect_timeout)
             self.players.append(MatchPlayer(config, i, folder, args))
+        self._ini_paths[:] = [p.ini_path for p in self.players]
         self._lockstep = LockStep(config.num_agents, config.timeout)
         lease = self._port
         # Every engine creates ``_vizdoom/`` in the process's working directory on init; engines
@@ -338,22 +359,12 @@ class MatchCore:
                     logger.warning("closing a broken match: %s", exc)
             # Threads of a broken match may be blocked inside an engine whose peer died; killing
             # the engines first returns them at once instead of after the join timeout.
-            self._kill_engines()
+            _kill_engines(self._ini_paths)
             if not ls.stop(timeout=5):
                 logger.warning("match threads did not stop")
-        self._kill_engines()
         if self._port is not None:
             self._port.release()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def _kill_engines(self) -> None:
-        # Only engines still running with our config paths: a bare PID could have been reused.
-        for pid in _engine_pids({p.ini_path for p in self.players}):
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+        self._finalizer()
 
     def __enter__(self) -> MatchCore:
         return self
