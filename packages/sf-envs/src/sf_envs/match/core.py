@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sf_envs.errors import ClosedEnvError
 from sf_envs.match.bots import write_bots_file
 from sf_envs.match.lockstep import LockStep, MatchError
 from sf_envs.match.player import MEASUREMENTS, MatchPlayer, game_args
@@ -321,7 +322,7 @@ class MatchCore:
 
     def _live(self) -> LockStep:
         if self._closed or self._lockstep is None:
-            raise MatchError("the match is closed; create a new one")
+            raise ClosedEnvError("the match is closed; create a new one")
         return self._lockstep
 
     def close(self) -> None:
