@@ -14,7 +14,7 @@ import pytest
 
 from sf_envs.vector import DoomVectorEnv, VectorEnvError
 from sf_envs.vector.buffers import SHM_PREFIX
-from sf_envs.vector.procs import group_members
+from sf_envs.vector.procs import find_processes
 from sf_envs.vector.units import DoomUnit, DoomUnitFactory
 
 FAST = {"obs_size": (64, 36), "frame_skip": 4}
@@ -78,7 +78,9 @@ def _shm_exists(env) -> bool:
 
 def _assert_gone(pids: list[int]) -> None:
     for pid in pids:
-        assert group_members(pid) == [], f"process group {pid} (worker + engines) still alive"
+        assert find_processes(group=pid) == [], (
+            f"process group {pid} (worker + engines) still alive"
+        )
 
 
 def test_killed_worker_is_restarted_and_reported():
