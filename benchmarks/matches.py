@@ -20,8 +20,9 @@ import numpy as np
 
 from sf_envs.match import MatchConfig, MatchCore
 from sf_envs.match.unit import MATCH_VARIABLES, MatchUnitFactory
-from sf_envs.vector import Engine, EngineSettings, protocol
+from sf_envs.vector import protocol
 from sf_envs.vector.base import _layout
+from sf_envs.vector.engine import Engine, EngineSettings
 
 LINEUPS = {
     "duel": {},
@@ -55,8 +56,8 @@ def in_engine(
     """Match steps per second summed over ``workers x per_worker`` matches in the vector engine,
     with each worker (and its engines) pinned to one CPU or not."""
     units = workers * per_worker
-    rows = units * config.num_agents
-    layout = _layout(rows, config.options, 4, len(MATCH_VARIABLES), same_step=True)
+    num_envs = units * config.num_agents
+    layout = _layout(num_envs, config.options, 4, len(MATCH_VARIABLES), same_step=True)
     settings = EngineSettings(pin_workers=pin)
     factory = MatchUnitFactory(config)
     engine = Engine(factory, units, per_worker, workers, layout, True, "bench", settings)
@@ -71,11 +72,11 @@ def in_engine(
             done |= set(engine.collect())
 
     try:
-        shared["seed"][:] = np.arange(rows)
+        shared["seed"][:] = np.arange(num_envs)
         run(protocol.RESET)
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            shared["actions"][:] = rng.integers(0, len(config.actions), rows)
+            shared["actions"][:] = rng.integers(0, len(config.actions), num_envs)
             run(protocol.STEP)
             steps += units
         return steps / (time.perf_counter() - start)

@@ -359,7 +359,7 @@ def test_close_kills_the_engines_and_is_idempotent() -> None:
     for pid in pids:
         assert _gone(pid), f"engine {pid} survived close()"
     assert not os.path.exists(workdir)
-    with pytest.raises(MatchError, match="closed"):
+    with pytest.raises(sf_envs.ClosedEnvError, match="closed"):
         env.reset()
 
 

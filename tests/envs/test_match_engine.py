@@ -8,8 +8,9 @@ import numpy as np
 
 from sf_envs.match import MatchConfig
 from sf_envs.match.unit import MATCH_VARIABLES, MatchUnitFactory
-from sf_envs.vector import Engine, protocol
+from sf_envs.vector import protocol
 from sf_envs.vector.base import _layout
+from sf_envs.vector.engine import Engine
 
 
 def run_all(engine: Engine, opcode: bytes, groups: list[int]) -> None:

@@ -111,13 +111,13 @@ def test_bad_settings_raise_naming_the_fix() -> None:
             env.close()
 
 
-def test_self_play_id_gives_one_row_per_agent_and_refuses_a_single_env() -> None:
+def test_self_play_id_gives_one_env_per_agent_and_refuses_a_single_env() -> None:
     assert sf_envs.self_play_env_ids() == ["sf/DoomDuel-v0"]
     with pytest.raises(
         ValueError, match=r"make_vec\('sf/DoomDuel-v0', num_envs=k \* 2\).*make_match"
     ):
         gym.make("sf/DoomDuel-v0")
-    with pytest.raises(ValueError, match="multiple of 2 rows per unit"):
+    with pytest.raises(ValueError, match="multiple of 2 envs per unit"):
         gym.make_vec("sf/DoomDuel-v0", num_envs=3, num_workers=1, **SMALL)
     env = gym.make_vec("sf/DoomDuel-v0", num_envs=4, batch_size=4, num_workers=2, **SMALL)
     try:
@@ -134,7 +134,7 @@ def test_self_play_id_gives_one_row_per_agent_and_refuses_a_single_env() -> None
             steps += 1
             if truncated.any():
                 break
-        assert truncated.all() and not terminated.any()  # the rows of a match end together
+        assert truncated.all() and not terminated.any()  # the envs of a match end together
         assert steps == 52  # 0.1 min, as for the single-agent ids
     finally:
         env.close()

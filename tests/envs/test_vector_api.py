@@ -213,10 +213,11 @@ def test_use_after_close_is_a_clear_error():
         env.send(np.zeros(2, np.int64))
     env.close()
     env.close()
-    with pytest.raises(ClosedEnvironmentError, match="closed"):
+    with pytest.raises(sf_envs.ClosedEnvError, match="closed"):
         env.async_reset()
-    with pytest.raises(ClosedEnvironmentError):
+    with pytest.raises(sf_envs.ClosedEnvError) as err:
         env.recv()
+    assert isinstance(err.value, ClosedEnvironmentError)  # what Gymnasium's users catch
 
 
 def test_async_face_names_its_game_variable_columns(pool):

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from sf_envs.vector import DoomUnitFactory, DoomVectorEnv, VectorEnvError
+from sf_envs.vector import DoomVectorEnv, VectorEnvError
 from sf_envs.vector.buffers import SHM_PREFIX
-from sf_envs.vector.procs import group_members
-from sf_envs.vector.units import DoomUnit
+from sf_envs.vector.procs import find_processes
+from sf_envs.vector.units import DoomUnit, DoomUnitFactory
 
 FAST = {"obs_size": (64, 36), "frame_skip": 4}
 
@@ -71,14 +71,16 @@ class BrokenFactory(DoomUnitFactory):
 
 def _shm_exists(env) -> bool:
     # Only this env's own segment: other processes on the machine may hold sf_vec_ segments.
-    name = env._client.engine.buffers.name
+    name = env._core.engine.buffers.name
     assert name.startswith(SHM_PREFIX)
     return os.path.exists(f"/dev/shm/{name}")
 
 
 def _assert_gone(pids: list[int]) -> None:
     for pid in pids:
-        assert group_members(pid) == [], f"process group {pid} (worker + engines) still alive"
+        assert find_processes(group=pid) == [], (
+            f"process group {pid} (worker + engines) still alive"
+        )
 
 
 def test_killed_worker_is_restarted_and_reported():
@@ -98,7 +100,7 @@ def test_killed_worker_is_restarted_and_reported():
         for _ in range(5):  # the run goes on
             _obs, _reward, terminated, truncated, info = env.step(np.ones(4, np.int64))
         assert "worker_restarted" not in info
-        assert env._client.engine.restarts == 1
+        assert env._core.engine.restarts == 1
         pids = env.worker_pids
     finally:
         env.close()
@@ -160,7 +162,7 @@ def test_keyboard_interrupt_without_close_leaves_nothing(tmp_path):
         "import sf_envs, numpy as np\n"
         "env = sf_envs.DoomVectorEnv('basic', num_envs=2, num_workers=2, obs_size=(64, 36))\n"
         "env.reset(seed=0)\n"
-        "print(*env.worker_pids, env._client.engine.buffers.name, flush=True)\n"
+        "print(*env.worker_pids, env._core.engine.buffers.name, flush=True)\n"
         "raise KeyboardInterrupt\n"
     )
     out = subprocess.run(

@@ -8,15 +8,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from sf_envs.errors import ClosedEnvError
 from sf_envs.game import DoomCore
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import Scenario, get_scenario
 
-__all__ = ["ClosedEnvError", "DoomEnv", "observation_space"]
-
-
-class ClosedEnvError(RuntimeError):
-    """Raised when an env is used after ``close()``."""
+__all__ = ["DoomEnv", "observation_space"]
 
 
 def observation_space(options: DoomOptions, measurement_count: int) -> spaces.Space:

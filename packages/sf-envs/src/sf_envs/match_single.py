@@ -4,9 +4,9 @@ Single-agent trainers speak gymnasium, not PettingZoo, so a match of exactly one
 (``sf/DoomDuelBots-v0``) gets the single-player conventions of :class:`~sf_envs.env.DoomEnv`: the
 same observations, ``Discrete`` actions, the time limit as ``truncated``, ``info["episode_summary"]`` on
 the last step. The match itself is :class:`~sf_envs.match.env.MatchEnv`; vectorised, each match
-is one unit (:class:`~sf_envs.match.unit.MatchUnitFactory`) in the engine with one row per
+is one unit (:class:`~sf_envs.match.unit.MatchUnitFactory`) in the engine with one env per
 learning agent, so a match of several agents (``sf/DoomDuel-v0``) is self-play for a trainer
-that plays every row with its one policy.
+that plays every env with its one policy.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from sf_envs.env import ClosedEnvError
+from sf_envs.errors import ClosedEnvError
 from sf_envs.match.env import MatchEnv
 from sf_envs.match.scenarios import MATCH_SCENARIOS, MatchConfig
 from sf_envs.match.unit import MatchUnitFactory
@@ -135,13 +135,12 @@ class SingleAgentMatchEnv(gym.Env):
 def make_match_vec(
     scenario: str, num_envs: int = 1, batch_size: int | None = None, **kwargs: Any
 ) -> DoomVectorEnv | DoomAsyncVectorEnv:
-    """The ``vector_entry_point`` of the match ids: one row per learning agent.
+    """The ``vector_entry_point`` of the match ids: one env per learning agent.
 
     Args:
         scenario: Match scenario name (filled in by the registered id).
-        num_envs: Number of envs, i.e. of rows: matches x learning agents per match. A row's
-            episode is its agent's view of the whole match; the rows of one match start and end
-            together.
+        num_envs: Number of envs: matches x learning agents per match. An env's episode is
+            its agent's view of the whole match; the envs of one match start and end together.
         batch_size: Ask for the async send/recv face returning this many envs per ``recv``.
         **kwargs: The vector engine's (``num_workers``, ``autoreset_mode``, ``copy``,
             ``step_timeout_s``, ``start_timeout_s``, ``max_restarts``, ``pin_workers``); all
@@ -161,5 +160,5 @@ def refuse_single_env(scenario: str, **kwargs: Any) -> gym.Env:
     raise ValueError(
         f"{env_id} is a match of {config.num_agents} learning agents and gymnasium.make gives "
         f"one agent: use gymnasium.make_vec({env_id!r}, num_envs=k * {config.num_agents}) "
-        f"(one row per agent, self-play) or sf_envs.make_match({scenario!r}) (PettingZoo)"
+        f"(one env per agent, self-play) or sf_envs.make_match({scenario!r}) (PettingZoo)"
     )

@@ -13,6 +13,7 @@ the pool and retries the game.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import multiprocessing.util
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from sf_envs.vector.procs import find_processes
 from sf_league.store import GameRecord, Seat
 
 __all__ = ["AgentSeat", "GameJob", "MatchCache", "play_game", "play_in_runner", "worker_init"]
@@ -77,16 +79,9 @@ def _watch_parent(parent: int) -> None:
     """
     while os.getppid() == parent:
         time.sleep(0.5)
-    me = str(os.getpid())
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[1] == me:
-                    os.kill(int(entry), signal.SIGKILL)
-        except (OSError, IndexError):
-            continue
+    for pid in find_processes(parent=os.getpid()):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     os._exit(1)
 
 

@@ -1,19 +1,17 @@
 """Bot-only games: scripted bots play each other while the host only watches.
 
 A match needs a host, and the host is a player. With ``+viz_spectator 1`` the host is
-invisible, passes through walls and cannot be shot (0 deaths in 60 measured games), so the
-bots fight only each other; that is how bots are rated among themselves (sf-league). The host
-plays no-op actions in lock step; nothing is learned from its frames, so it renders at the
-smallest resolution and reads one frame per game second.
+invisible, passes through walls and cannot be shot, so the bots fight only each other; that is
+how bots are rated among themselves (sf-league). The host plays no-op actions in lock step;
+nothing is learned from its frames, so it renders at the smallest resolution and reads one frame
+per game second.
 
-A bot game has one engine and no network (``-host 1`` binds no port), yet engines still fail:
-measured, a spectating host with 2 bots on multi_duel crashed about 1 game in 17, and a pool
-process playing 5-bot games on cig_map02 died without a Python error (a fatal engine error
-segfaults its Python, see ``VIZDOOM_FACTS.md``). So each game runs in a child process of its
-own: whatever happens there, the caller gets a result or a
-:class:`~sf_envs.match.lockstep.MatchError`. A failed game is replayed in a fresh child, and the
-child's process group (its engine included) is killed and its shared memory removed after every
-game, finished or not.
+A bot game has one engine and no network (``-host 1`` binds no port), yet engines still fail,
+sometimes fatally (a fatal engine error segfaults its Python, see ``VIZDOOM_FACTS.md``; rates in
+``packages/sf-envs/README.md``). So each game runs in a child process of its own: whatever
+happens there, the caller gets a result or a :class:`~sf_envs.match.lockstep.MatchError`. A
+failed game is replayed in a fresh child, and the child's process group (its engine included) is
+killed and its shared memory removed after every game, finished or not.
 """
 
 from __future__ import annotations

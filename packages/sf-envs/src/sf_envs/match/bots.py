@@ -18,38 +18,10 @@ at every spawn) unless the user setting ``neverswitchonpickup`` is on, and when 
 ``neverswitchonpickup 1`` therefore keeps a bot on its starting pistol: the one handicap that
 measurably weakens bots (:attr:`BotLevel.neverswitch`).
 
-Every level was calibrated by ``benchmarks/bot_levels.py`` (mean ± standard error over n
-games, frags per minute of game time; a level counts when it beats the one below by more than
-two standard errors of the difference) against two fixed references: ``field``, bot-only games
-of the ladder itself with a spectating host, scored as a paired difference per game; and
-``random``, one bot against an agent picking uniformly random actions.
-
-* multi_duel (rockets, 2 bots at most): TWO levels. Field, 100 two-minute games: level 1
-  0.00 ± 0.00, level 2 0.52 ± 0.10 (difference +0.52 ± 0.10). Random, 100 one-minute games:
-  level 1 0.00 ± 0.00, level 2 3.50 ± 0.14 bot frags/min. ``isp`` is not a level here: isp 100
-  vs 0 scored 2.87 ± 0.15 vs 3.02 ± 0.14 against random (n = 100 each; an earlier 2.77 vs 3.29
-  did not replicate) and 0.56 ± 0.17 vs 0.56 ± 0.14 against each other (80 one-minute games);
-  ``aiming`` and ``reaction`` do not apply to rockets.
-* cig_map02 (full weapon set): TWO levels. Field, 100 two-minute games of 3 bots per level:
-  level 1 0.75 ± 0.04, level 2 1.92 ± 0.08 (difference +1.17 ± 0.10). Random, 60 two-minute
-  games: 0.04 ± 0.02 and 0.13 ± 0.03 (one bot rarely meets the agent). Nothing else separates:
-  in five-bot games (80 two-minute games), isp 0/50/100 scored 1.51 ± 0.13, 1.69 ± 0.17 and
-  1.51 ± 0.14; aiming and reaction 0 vs 100, 1.78 ± 0.16 vs 1.86 ± 0.18 (bots soon hold
-  projectile weapons); never-switching bots with isp 0 vs 100, 0.77 ± 0.09 vs 0.61 ± 0.07, and
-  with aiming 0 vs 100, 0.61 ± 0.10 vs 0.62 ± 0.08 (40 games).
-* cig_map01 (rockets) and freedoom2_map01: ONE level. Bots hardly meet on these open maps:
-  in four-bot games (60 two-minute games) every setting (never-switching; isp 0, 50, 100)
-  scored between -0.24 and +0.12 frags per minute, mostly suicides; one bot against random,
-  -0.02 ± 0.03 (cig_map01) and -0.21 ± 0.07 (freedoom2_map01), n = 60.
-
-So the maps yield two levels at most, not five: levels are per map (:data:`BOT_LADDERS`), and
-asking for a level a map does not have is an error that names the levels it has.
-
-Against the random agent (net = bot frags - agent frags per minute; suicides count -1), the
-strongest bot wins clearly on cig_map01 (+5.99 ± 0.32, W-D-L 59-1-0, n = 60: the agent kills
-itself with rockets) and on cig_map02 (+0.22 ± 0.04, 23-37-0, n = 60), and loses on multi_duel
-(-1.36 ± 0.37, 23-15-62, n = 100: the agent's rocket spam) and freedoom2_map01 (-0.19 ± 0.07,
-8-34-18, n = 60).
+Every level was calibrated by ``benchmarks/bot_levels.py`` (the numbers are in
+``packages/sf-envs/README.md``): the maps yield two levels at most, not five, so levels are per
+map (:data:`BOT_LADDERS`), and asking for a level a map does not have is an error that names the
+levels it has.
 """
 
 from __future__ import annotations

@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from sf_envs.errors import ClosedEnvError
 from sf_envs.match.bots import write_bots_file
 from sf_envs.match.lockstep import LockStep, MatchError
 from sf_envs.match.player import MEASUREMENTS, MatchPlayer, game_args
 from sf_envs.match.ports import PortLease, lease_port
 from sf_envs.match.probe import mark_proven, probe_start, proven
 from sf_envs.match.scenarios import MatchConfig
-from sf_envs.vector.procs import console_to, log_tail
+from sf_envs.vector.procs import command_line_option, console_to, find_processes, log_tail
 
 __all__ = ["MatchCore"]
 
@@ -44,23 +45,11 @@ ENGINE_LOG = "engine.log"
 
 def _engine_pids(ini_paths: set[str]) -> list[int]:
     """PIDs of this process's engine children started with one of ``ini_paths`` as config."""
-    me = str(os.getpid())
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                parent = f.read().rsplit(")", 1)[1].split()[1]
-            if parent != me:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                args = f.read().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if "-config" in args and args[args.index("-config") + 1] in ini_paths:
-            pids.append(int(entry))
-    return pids
+    return [
+        pid
+        for pid in find_processes(parent=os.getpid())
+        if command_line_option(pid, "-config") in ini_paths
+    ]
 
 
 def _kill_engines(ini_paths: list[str]) -> None:
@@ -342,7 +331,7 @@ class MatchCore:
 
     def _live(self) -> LockStep:
         if self._closed or self._lockstep is None:
-            raise MatchError("the match is closed; create a new one")
+            raise ClosedEnvError("the match is closed; create a new one")
         return self._lockstep
 
     def close(self) -> None:

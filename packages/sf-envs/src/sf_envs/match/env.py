@@ -11,8 +11,8 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from sf_envs.env import observation_space
+from sf_envs.errors import ClosedEnvError
 from sf_envs.match.core import ENGINE_LOG, MatchCore
-from sf_envs.match.lockstep import MatchError
 from sf_envs.match.scenarios import MatchConfig
 
 __all__ = ["MatchEnv", "make_match"]
@@ -189,7 +189,9 @@ class MatchEnv(ParallelEnv):
 
     def _live_core(self) -> MatchCore:
         if self._core is None:
-            raise MatchError(f"this {self.config.scenario.name} match is closed; make a new one")
+            raise ClosedEnvError(
+                f"this {self.config.scenario.name} match is closed; make a new one"
+            )
         return self._core
 
 

@@ -18,7 +18,10 @@ __all__ = ["LockStep", "MatchError", "MatchHungError"]
 
 
 class MatchError(RuntimeError):
-    """The match cannot continue (an engine crashed, or it was closed); make a new one."""
+    """The match cannot continue (an engine crashed or hung); make a new one.
+
+    A match used after ``close()`` raises :class:`~sf_envs.errors.ClosedEnvError` instead.
+    """
 
 
 class MatchHungError(MatchError):

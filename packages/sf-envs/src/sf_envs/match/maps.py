@@ -56,8 +56,7 @@ class MatchMap:
 
     Controls belong to the map, not the scenario: multi_duel is a strafe-and-shoot arena whose
     deathmatch starts face an instant-death floor, so an agent that can walk forward mostly kills
-    itself (measured: holding MOVE_FORWARD there gave 30 suicides a minute; its own
-    ``multi_duel.cfg`` offers only MOVE_LEFT, MOVE_RIGHT and ATTACK).
+    itself (ViZDoom's own ``multi_duel.cfg`` offers only MOVE_LEFT, MOVE_RIGHT and ATTACK).
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""A match as a vector-engine unit: one row per learning agent, episodes that end together.
+"""A match as a vector-engine unit: one env per learning agent, episodes that end together.
 
 The engine (:mod:`sf_envs.vector`) runs each unit inside a worker process, so a match that
 crashes or hangs takes down only its worker, which the engine restarts (on a freshly leased
@@ -15,11 +15,11 @@ import numpy as np
 from sf_envs.match.core import MatchCore
 from sf_envs.match.scenarios import MatchConfig
 from sf_envs.options import DoomOptions
-from sf_envs.vector.units import RowBlock
+from sf_envs.vector.units import UnitViews
 
 __all__ = ["MATCH_VARIABLES", "MatchUnit", "MatchUnitFactory"]
 
-#: The ``variables`` columns of a match row: the agent's stats since the match start.
+#: The ``variables`` columns of a match env: the agent's stats since the match start.
 MATCH_VARIABLES: tuple[str, ...] = (
     "FRAGS",
     "DEATHS",
@@ -31,19 +31,19 @@ MATCH_VARIABLES: tuple[str, ...] = (
 
 
 class MatchUnit:
-    """One :class:`MatchCore` as a unit of ``num_agents`` rows (row ``i`` is ``player_i``)."""
+    """One :class:`MatchCore` as a unit of ``num_agents`` envs (env ``i`` is ``player_i``)."""
 
     def __init__(self, core: MatchCore) -> None:
         self.core = core
-        self.num_rows = core.num_agents
+        self.num_envs = core.num_agents
 
-    def reset(self, seed: int | None, out: RowBlock) -> None:
+    def reset(self, seed: int | None, out: UnitViews) -> None:
         self.core.reset(seed, out.obs, out.meas)
         self._write_stats(out)
         out.episode_return[:] = 0.0
         out.episode_length[:] = 0
 
-    def step(self, actions: np.ndarray, out: RowBlock) -> bool:
+    def step(self, actions: np.ndarray, out: UnitViews) -> bool:
         rewards, terminated, truncated = self.core.step(actions, out.obs, out.meas)
         out.reward[:] = rewards
         out.terminated[:] = terminated
@@ -53,8 +53,8 @@ class MatchUnit:
         self._write_stats(out)
         return bool(truncated.any())
 
-    def _write_stats(self, out: RowBlock) -> None:
-        for i in range(self.num_rows):
+    def _write_stats(self, out: UnitViews) -> None:
+        for i in range(self.num_envs):
             out.variables[i] = list(self.core.agent_stats(i).values())
 
     def close(self) -> None:
@@ -67,14 +67,14 @@ class MatchUnitFactory:
 
     Example:
         >>> factory = MatchUnitFactory(MatchConfig.create("duel", obs_size=(64, 48)))
-        >>> factory.rows_per_unit
+        >>> factory.envs_per_unit
         2
     """
 
     config: MatchConfig
 
     @property
-    def rows_per_unit(self) -> int:
+    def envs_per_unit(self) -> int:
         return self.config.num_agents
 
     @property

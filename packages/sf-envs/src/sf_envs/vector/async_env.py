@@ -3,21 +3,22 @@
 Contract (what sf-train relies on)::
 
     recv() -> (obs, reward, terminated, truncated, info)
-    info["env_id"]   int32 (batch_size,)  which envs these rows are
+    info["env_id"]   int32 (batch_size,)  which envs these results are
     info["_episode_summary"] bool mask; info["episode_summary"] = {"r": float32, "l": int32}, valid where masked
     info["final_obs"], info["final_info"] (+ "_final_obs"/"_final_info" masks): SAME_STEP autoreset
     info["worker_restarted"] (+ mask): present when a failed worker's envs are reported truncated
 
 Autoreset is SAME_STEP: the obs returned with ``terminated | truncated`` is already the next
 episode's first obs. Every returned array is a view into preallocated memory, valid until the
-next ``recv``/``step``/``reset``: when the ready groups form one consecutive range of rows (the
+next ``recv``/``step``/``reset``: when the ready groups form one consecutive range of envs (the
 double-buffered steady state, see :mod:`sf_envs.vector.engine`) the views point straight into
-shared memory; otherwise the rows are gathered into one preallocated batch buffer (one copy).
+shared memory; otherwise the envs are gathered into one preallocated batch buffer (one copy).
 :attr:`DoomAsyncVectorEnv.zero_copy_batches` / ``gathered_batches`` count which happened.
 """
 
 from __future__ import annotations
 
+import enum
 from collections import deque
 from typing import Any, ClassVar
 
@@ -27,16 +28,24 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from sf_envs.vector import protocol
-from sf_envs.vector.base import BatchView, EngineClient, default_workers
+from sf_envs.vector.base import BatchView, VectorCore, default_workers
 from sf_envs.vector.engine import EngineSettings
 from sf_envs.vector.units import UnitFactory
 
-__all__ = ["DoomAsyncVectorEnv"]
+__all__ = ["DoomAsyncVectorEnv", "GroupState"]
 
-# Group states, from the caller's point of view.
-_IDLE = 0  # results handed out (or never stepped): the caller may send to it
-_PENDING = 1  # sent to its worker
-_READY = 2  # done, queued for the next recv
+
+class GroupState(enum.IntEnum):
+    """Where a group is, from the caller's point of view: the values of the face's state array."""
+
+    IDLE = 0  # results handed out (or never stepped): the caller may send to it
+    PENDING = 1  # sent to its worker
+    READY = 2  # done, queued for the next recv
+
+
+# numpy compares and stores an IntEnum member as a Python object, several times slower than an
+# int, so the per-step code uses the plain values.
+_IDLE, _PENDING, _READY = (int(state) for state in GroupState)
 
 
 class DoomAsyncVectorEnv:
@@ -83,18 +92,18 @@ class DoomAsyncVectorEnv:
         if not isinstance(batch_size, int) or not 1 <= batch_size <= num_envs:
             raise ValueError(f"batch_size must be in [1, num_envs={num_envs}], got {batch_size!r}")
         workers = default_workers(batch_size) if num_workers is None else num_workers
-        rpu = 1 if factory is None else factory.rows_per_unit
-        if num_envs % batch_size or batch_size % (workers * rpu):
+        per_unit = 1 if factory is None else factory.envs_per_unit
+        if num_envs % batch_size or batch_size % (workers * per_unit):
             raise ValueError(
                 f"batch_size={batch_size} must divide num_envs={num_envs} and be a multiple of "
-                f"num_workers={workers} (x {rpu} rows per unit); e.g. num_envs=16, batch_size=8, "
-                "num_workers=2"
+                f"num_workers={workers} (x {per_unit} envs per unit); e.g. num_envs=16, "
+                "batch_size=8, num_workers=2"
             )
-        self._client = EngineClient(
+        self._core = VectorCore(
             scenario,
             num_envs,
             workers,
-            batch_size // (workers * rpu),
+            batch_size // (workers * per_unit),
             True,
             factory,
             EngineSettings(step_timeout_s, start_timeout_s, max_restarts, pin_workers=pin_workers),
@@ -102,19 +111,20 @@ class DoomAsyncVectorEnv:
         )
         self.num_envs = num_envs
         self.batch_size = batch_size
-        self.single_observation_space = self._client.single_observation_space
-        self.single_action_space = self._client.single_action_space
+        self.single_observation_space = self._core.single_observation_space
+        self.single_action_space = self._core.single_action_space
         self.observation_space = batch_space(self.single_observation_space, batch_size)
         self.action_space = batch_space(self.single_action_space, batch_size)
-        engine = self._client.engine
-        self._group_size = engine.group_size
-        self._batch_groups = batch_size // engine.group_size
+        engine = self._core.engine
+        self._envs_per_group = engine.envs_per_group
+        self._batch_groups = batch_size // engine.envs_per_group
+        #: A :class:`GroupState` value per group.
         self._state = np.full(engine.num_groups, _IDLE, np.int8)
         self._stepped = False  # True once async_reset has been called
         self._ready: deque[int] = deque()
-        self._group_of_row = np.repeat(np.arange(engine.num_groups), engine.group_size)
+        self._group_of_env = np.repeat(np.arange(engine.num_groups), engine.envs_per_group)
         self._views: dict[int, BatchView] = {}  # consecutive batches, by first group
-        self._gather = BatchView(self._client.shared, None, batch_size)
+        self._gather = BatchView(self._core.shared, None, batch_size)
         self._last_groups: list[int] = []
         self._last_env_id: np.ndarray | None = None
         self.zero_copy_batches = 0
@@ -126,21 +136,21 @@ class DoomAsyncVectorEnv:
 
     @property
     def worker_pids(self) -> list[int]:
-        return self._client.engine.worker_pids
+        return self._core.engine.worker_pids
 
     @property
     def variable_names(self) -> tuple[str, ...]:
         """Lower-case names of the game-variable columns (``final_info["variables"]``)."""
-        return self._client.variable_names
+        return self._core.variable_names
 
     def async_reset(self, seed: int | list[int] | None = None) -> None:
         """Resets every env (``seed=s`` seeds env ``i`` with ``s + i``); results come by recv."""
-        engine = self._client.live_engine()
-        while (self._state == _PENDING).any():  # let in-flight steps land before reusing rows
+        engine = self._core.live_engine()
+        while (self._state == _PENDING).any():  # let in-flight steps land before reusing envs
             for g in engine.collect():
                 self._state[g] = _IDLE
         self._ready.clear()
-        self._client.write_seeds(seed, self.num_envs)
+        self._core.write_seeds(seed, self.num_envs)
         groups = list(range(engine.num_groups))
         self._state[:] = _PENDING
         engine.submit(protocol.RESET, groups)
@@ -157,7 +167,7 @@ class DoomAsyncVectorEnv:
 
         ``env_ids`` must cover whole groups, as every ``info["env_id"]`` from :meth:`recv` does.
         """
-        engine = self._client.live_engine()
+        engine = self._core.live_engine()
         if not self._stepped:
             raise NoAsyncCallError("send() before async_reset(); call async_reset() first", "send")
         if env_ids is None:
@@ -166,27 +176,27 @@ class DoomAsyncVectorEnv:
         busy = [g for g in groups if self._state[g] != _IDLE]
         if busy:
             raise AlreadyPendingCallError(
-                f"envs {self._rows_text(busy)} are already stepping or waiting to be received; "
+                f"envs {self._envs_text(busy)} are already stepping or waiting to be received; "
                 "recv() them before sending to them again",
                 "send",
             )
-        actions = self._client.check_actions(actions, len(env_ids))
+        actions = self._core.check_actions(actions, len(env_ids))
         if groups == self._last_groups and env_ids is self._last_env_id and self._is_view():
-            start = engine.group_rows[groups[0]][0]
-            self._client.shared["actions"][start : start + len(env_ids)] = actions
+            start = engine.group_envs[groups[0]][0]
+            self._core.shared["actions"][start : start + len(env_ids)] = actions
         else:
-            self._client.shared["actions"][env_ids] = actions
+            self._core.shared["actions"][env_ids] = actions
         self._state[groups] = _PENDING
         engine.submit(protocol.STEP, groups)
 
     def recv(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Waits for the first ``batch_size`` ready envs and returns views of their results."""
-        engine = self._client.live_engine()
+        engine = self._core.live_engine()
         in_flight = int((self._state != _IDLE).sum())
         if in_flight < self._batch_groups:
             raise NoAsyncCallError(
                 f"recv() needs {self.batch_size} envs in flight but only "
-                f"{in_flight * self._group_size} are: send() actions (or async_reset()) first",
+                f"{in_flight * self._envs_per_group} are: send() actions (or async_reset()) first",
                 "recv",
             )
         while len(self._ready) < self._batch_groups:
@@ -205,7 +215,7 @@ class DoomAsyncVectorEnv:
             "_episode_summary": done,
             "episode_summary": {"r": arrays["ep_return"], "l": arrays["ep_length"]},
             "variables": arrays["variables"],
-            "final_obs": self._client.obs_of(view, "final_"),
+            "final_obs": self._core.obs_of(view, "final_"),
             "_final_obs": done,
             "final_info": {"variables": arrays["final_variables"]},
             "_final_info": done,
@@ -214,7 +224,7 @@ class DoomAsyncVectorEnv:
         if restarted.any():
             info["worker_restarted"] = restarted
             info["_worker_restarted"] = restarted
-        obs = self._client.obs_of(view)
+        obs = self._core.obs_of(view)
         return obs, arrays["reward"], arrays["terminated"], arrays["truncated"], info
 
     def step(
@@ -226,7 +236,7 @@ class DoomAsyncVectorEnv:
 
     def close(self) -> None:
         """Stops the workers and frees shared memory; idempotent."""
-        self._client.close()
+        self._core.close()
 
     def __enter__(self) -> DoomAsyncVectorEnv:
         return self
@@ -236,7 +246,7 @@ class DoomAsyncVectorEnv:
 
     def __repr__(self) -> str:
         return (
-            f"DoomAsyncVectorEnv({self._client.env_id}, num_envs={self.num_envs}, "
+            f"DoomAsyncVectorEnv({self._core.env_id}, num_envs={self.num_envs}, "
             f"batch_size={self.batch_size})"
         )
 
@@ -249,13 +259,13 @@ class DoomAsyncVectorEnv:
             self.zero_copy_batches += 1
             view = self._views.get(first)
             if view is None:
-                start = self._client.engine.group_rows[first][0]
-                rows = slice(start, start + self.batch_size)
-                view = self._views[first] = BatchView(self._client.shared, rows, self.batch_size)
+                start = self._core.engine.group_envs[first][0]
+                envs = slice(start, start + self.batch_size)
+                view = self._views[first] = BatchView(self._core.shared, envs, self.batch_size)
             return view
         self.gathered_batches += 1
-        rows = self._client.engine.group_rows
-        index = np.concatenate([np.arange(*rows[g]) for g in groups])
+        group_envs = self._core.engine.group_envs
+        index = np.concatenate([np.arange(*group_envs[g]) for g in groups])
         self._gather.fill(index)
         return self._gather
 
@@ -267,14 +277,18 @@ class DoomAsyncVectorEnv:
             raise ValueError(f"env_ids must be a 1-D integer array, got {env_ids!r}")
         if ids.min() < 0 or ids.max() >= self.num_envs:
             raise ValueError(f"env_ids must be in [0, {self.num_envs}), got {env_ids!r}")
-        groups = np.unique(self._group_of_row[ids])
-        if len(np.unique(ids)) != len(ids) or len(ids) != len(groups) * self._group_size:
+        groups = np.unique(self._group_of_env[ids])
+        if len(np.unique(ids)) != len(ids) or len(ids) != len(groups) * self._envs_per_group:
             raise ValueError(
-                f"env_ids must be distinct and cover whole groups of {self._group_size} "
+                f"env_ids must be distinct and cover whole groups of {self._envs_per_group} "
                 "consecutive envs, as info['env_id'] from recv() does"
             )
         return groups.tolist()
 
-    def _rows_text(self, groups: list[int]) -> str:
-        rows = self._client.engine.group_rows
-        return ", ".join(f"{rows[g][0]}..{rows[g][1] - 1}" for g in groups)
+    def _envs_text(self, groups: list[int]) -> str:
+        """The envs of ``groups`` with their states, e.g. ``0..1 (pending), 4..5 (ready)``."""
+        envs = self._core.engine.group_envs
+        return ", ".join(
+            f"{envs[g][0]}..{envs[g][1] - 1} ({GroupState(int(self._state[g])).name.lower()})"
+            for g in groups
+        )

@@ -1,6 +1,6 @@
 """What both faces share: the engine set-up from a scenario, spaces, action checks, batch views.
 
-A :class:`BatchView` is the face-side picture of a set of rows: for consecutive rows its arrays
+A :class:`BatchView` is the face-side picture of a batch of envs: for consecutive envs its arrays
 are slices of the shared buffers (zero-copy); otherwise they are one preallocated gather buffer
 per field, refilled by ``np.take(..., out=)``. Either way nothing is allocated per step.
 """
@@ -12,19 +12,19 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ClosedEnvironmentError
 
 from sf_envs.env import observation_space
+from sf_envs.errors import ClosedEnvError
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import get_scenario
 from sf_envs.vector.buffers import BufferLayout, FieldSpec
 from sf_envs.vector.engine import Engine, EngineSettings, EngineState
 from sf_envs.vector.units import DoomUnitFactory, UnitFactory
 
-__all__ = ["BatchView", "EngineClient", "default_workers"]
+__all__ = ["BatchView", "VectorCore", "default_workers"]
 
-# Fields a face returns for a batch of rows; the rest (actions, seeds, running stats) stay inside.
-_ROW_FIELDS = (
+# Fields a face returns for a batch; the rest (actions, seeds, running stats) stay inside.
+_BATCH_FIELDS = (
     "obs",
     "meas",
     "reward",
@@ -40,13 +40,13 @@ _ROW_FIELDS = (
 )
 
 
-def default_workers(num_rows: int) -> int:
-    """One worker per core (ViZDoom is single-threaded), never more than there are rows."""
-    return max(1, min(os.cpu_count() or 1, num_rows))
+def default_workers(num_units: int) -> int:
+    """One worker per core (ViZDoom is single-threaded), never more than there are units."""
+    return max(1, min(os.cpu_count() or 1, num_units))
 
 
 def _layout(
-    num_rows: int, options: DoomOptions, n_meas: int, n_vars: int, same_step: bool
+    num_envs: int, options: DoomOptions, n_meas: int, n_vars: int, same_step: bool
 ) -> BufferLayout:
     fields = [
         FieldSpec("obs", options.obs_shape, "uint8"),
@@ -69,38 +69,38 @@ def _layout(
         fields.append(FieldSpec("final_variables", (n_vars,), "float64"))
         if options.measurements:
             fields.append(FieldSpec("final_meas", (n_meas,), "float32"))
-    return BufferLayout(num_rows, tuple(fields))
+    return BufferLayout(num_envs, tuple(fields))
 
 
 class BatchView:
-    """Arrays for one selection of rows, plus the per-batch episode mask.
+    """Arrays for one batch of envs, plus the per-batch episode mask.
 
     Args:
         source: The shared arrays by field name.
-        rows: ``slice`` for consecutive rows (views), or None for a gather buffer of ``size`` rows.
-        size: Rows in the batch.
+        envs: ``slice`` for consecutive envs (views), or None for a gather buffer of ``size`` envs.
+        size: Envs in the batch.
     """
 
-    def __init__(self, source: dict[str, np.ndarray], rows: slice | None, size: int) -> None:
-        self.gather = rows is None
+    def __init__(self, source: dict[str, np.ndarray], envs: slice | None, size: int) -> None:
+        self.gather = envs is None
         self.arrays: dict[str, np.ndarray] = {}
-        for name in _ROW_FIELDS:
+        for name in _BATCH_FIELDS:
             if name not in source:
                 continue
             array = source[name]
             self.arrays[name] = (
-                np.empty((size, *array.shape[1:]), array.dtype) if rows is None else array[rows]
+                np.empty((size, *array.shape[1:]), array.dtype) if envs is None else array[envs]
             )
         self.env_id = (
             np.empty(size, np.int32)
-            if rows is None
-            else np.arange(rows.start, rows.stop, dtype=np.int32)
+            if envs is None
+            else np.arange(envs.start, envs.stop, dtype=np.int32)
         )
         self.done = np.empty(size, bool)
         self._source = source
 
     def fill(self, index: np.ndarray) -> None:
-        """Gathers ``index`` rows into the buffers (gather views only)."""
+        """Gathers envs ``index`` into the buffers (gather views only)."""
         for name, out in self.arrays.items():
             np.take(self._source[name], index, axis=0, out=out)
         self.env_id[:] = index
@@ -131,8 +131,11 @@ def _unit_factory(
     return factory
 
 
-class EngineClient:
-    """Owns the engine of a unit factory and the checks both faces apply to user input."""
+class VectorCore:
+    """What both faces share: the engine of a unit factory, the spaces, and the checks of input.
+
+    The faces own one each, as :class:`~sf_envs.env.DoomEnv` owns a :class:`~sf_envs.game.DoomCore`.
+    """
 
     def __init__(
         self,
@@ -150,10 +153,10 @@ class EngineClient:
         self.factory = _unit_factory(scenario, factory, options)
         self.options = self.factory.options
         self.env_id = self.factory.env_id
-        rpu = self.factory.rows_per_unit
-        if num_envs % rpu:
-            raise ValueError(f"num_envs={num_envs} must be a multiple of {rpu} rows per unit")
-        num_units = num_envs // rpu
+        per_unit = self.factory.envs_per_unit
+        if num_envs % per_unit:
+            raise ValueError(f"num_envs={num_envs} must be a multiple of {per_unit} envs per unit")
+        num_units = num_envs // per_unit
         self.num_workers = default_workers(num_units) if num_workers is None else num_workers
         if not isinstance(self.num_workers, int) or not 1 <= self.num_workers <= num_units:
             raise ValueError(f"num_workers must be in [1, {num_units}], got {num_workers!r}")
@@ -176,9 +179,7 @@ class EngineClient:
 
     def live_engine(self) -> Engine:
         if self.engine.state is EngineState.CLOSED:
-            raise ClosedEnvironmentError(
-                f"the vector env of {self.env_id} is closed; make a new one"
-            )
+            raise ClosedEnvError(f"the vector env of {self.env_id} is closed; make a new one")
         return self.engine
 
     def write_seeds(self, seed: int | list[int] | None, num_envs: int) -> None:

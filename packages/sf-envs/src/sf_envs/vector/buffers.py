@@ -1,9 +1,9 @@
-"""Shared-memory buffers, one array per field shaped ``[num_rows, ...]``.
+"""Shared-memory buffers, one array per field shaped ``[num_envs, ...]``.
 
 The parent creates a single POSIX shared-memory segment and carves every field out of it at
 aligned offsets; workers attach the same segment by name and build identical views. One segment
 instead of one per field keeps cleanup to a single ``unlink`` (nothing to leak half-way) while each
-field still reads as its own ``[num_rows, ...]`` array, so a batch of consecutive rows is a plain
+field still reads as its own ``[num_envs, ...]`` array, so a batch of consecutive envs is a plain
 slice of every field.
 """
 
@@ -29,7 +29,7 @@ _ALIGN = 64
 
 @dataclass(frozen=True)
 class FieldSpec:
-    """One shared field: ``shape`` excludes the leading row axis."""
+    """One shared field: ``shape`` excludes the leading env axis."""
 
     name: str
     shape: tuple[int, ...]
@@ -38,9 +38,9 @@ class FieldSpec:
 
 @dataclass(frozen=True)
 class BufferLayout:
-    """The fields and the row count; picklable, sent to workers so they rebuild the same views."""
+    """The fields and the env count; picklable, sent to workers so they rebuild the same views."""
 
-    num_rows: int
+    num_envs: int
     fields: tuple[FieldSpec, ...]
 
     def offsets(self) -> tuple[dict[str, int], int]:
@@ -48,7 +48,7 @@ class BufferLayout:
         offsets, cursor = {}, 0
         for spec in self.fields:
             offsets[spec.name] = cursor
-            nbytes = self.num_rows * int(np.prod(spec.shape, dtype=np.int64))
+            nbytes = self.num_envs * int(np.prod(spec.shape, dtype=np.int64))
             cursor += -(-nbytes * np.dtype(spec.dtype).itemsize // _ALIGN) * _ALIGN
         return offsets, max(cursor, _ALIGN)
 
@@ -105,11 +105,11 @@ class SharedBuffers:
         self._map: _Mapping | None = _Mapping(name)
         self.arrays: dict[str, np.ndarray] = {}
         for spec in layout.fields:
-            count = layout.num_rows * int(np.prod(spec.shape, dtype=np.int64))
+            count = layout.num_envs * int(np.prod(spec.shape, dtype=np.int64))
             flat = np.frombuffer(
                 self._map.buf, dtype=spec.dtype, count=count, offset=offsets[spec.name]
             )
-            self.arrays[spec.name] = flat.reshape((layout.num_rows, *spec.shape))
+            self.arrays[spec.name] = flat.reshape((layout.num_envs, *spec.shape))
 
     def __getitem__(self, field: str) -> np.ndarray:
         return self.arrays[field]

@@ -1,8 +1,8 @@
 """The engine: worker processes, their lifecycle, restarts and timeouts, over shared buffers.
 
-Layout: rows (agents) are numbered so that every *group* (the unit of scheduling) is one
-contiguous slice of rows, and groups are dealt round-robin to workers: group ``g`` runs on worker
-``g % num_workers``. With two groups per worker, groups ``0..W-1`` form the first half of the rows
+Layout: envs are numbered so that every *group* (what a worker steps per command) is one
+contiguous slice of envs, and groups are dealt round-robin to workers: group ``g`` runs on worker
+``g % num_workers``. With two groups per worker, groups ``0..W-1`` form the first half of the envs
 and ``W..2W-1`` the second, so the double-buffered steady state (half the envs step while the
 caller works on the other half) hands out one contiguous slice: zero-copy views.
 
@@ -69,8 +69,8 @@ class EngineSettings:
         restart_window_s: See ``max_restarts``.
         pin_workers: Pin worker ``i`` and its ViZDoom engines to the ``i``-th CPU this process
             may use. A worker and its engines hand control back and forth every step; pinned,
-            that hand-off stays on one core instead of waking a task on another one (measured
-            here: +15% frames/s, ``benchmarks/vector_env.py``). None (the default) pins only
+            that hand-off stays on one core instead of waking a task on another one (more
+            frames/s: ``benchmarks/vector_env.py`` measures both). None (the default) pins only
             when the workers deal evenly to the CPUs, so that several engines in one machine
             (parallel tests, a league's game processes) never pile onto the first cores.
     """
@@ -96,8 +96,8 @@ class EngineSettings:
 
 
 @dataclass
-class _Worker:
-    """The parent's handle on one worker process."""
+class _WorkerHandle:
+    """The parent's handle on one worker process (the process runs :mod:`.worker`)."""
 
     index: int
     groups: tuple[int, ...]
@@ -119,26 +119,26 @@ class _Resources:
     def __init__(self, buffers: SharedBuffers, tmpdir: str) -> None:
         self.buffers = buffers
         self.tmpdir = tmpdir
-        self.workers: list[_Worker] = []
+        self.handles: list[_WorkerHandle] = []
 
     def release(self) -> None:
-        for worker in self.workers:
-            if worker.sock is not None and worker.proc is not None and worker.proc.poll() is None:
+        for handle in self.handles:
+            if handle.sock is not None and handle.proc is not None and handle.proc.poll() is None:
                 with contextlib.suppress(OSError):
-                    worker.sock.send(protocol.QUIT)
+                    handle.sock.send(protocol.QUIT)
         deadline = time.monotonic() + 5.0
-        for worker in self.workers:
-            _stop(worker, max(0.0, deadline - time.monotonic()))
+        for handle in self.handles:
+            _stop(handle, max(0.0, deadline - time.monotonic()))
         self.buffers.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
-def _stop(worker: _Worker, grace_s: float) -> None:
+def _stop(handle: _WorkerHandle, grace_s: float) -> None:
     """Waits up to ``grace_s`` for the worker to exit, then kills its whole process group."""
-    proc, worker.proc = worker.proc, None
-    if worker.sock is not None:
-        worker.sock.close()
-        worker.sock = None
+    proc, handle.proc = handle.proc, None
+    if handle.sock is not None:
+        handle.sock.close()
+        handle.sock = None
     if proc is None:
         return
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -156,7 +156,7 @@ class Engine:
 
     Args:
         factory: Builds the units (single-player games or matches) inside the workers.
-        num_units: Units in total; rows = ``num_units * factory.rows_per_unit``.
+        num_units: Units in total; envs = ``num_units * factory.envs_per_unit``.
         units_per_group: Units stepped per command; must divide ``num_units`` and the groups
             must deal evenly to the workers.
         num_workers: Worker processes.
@@ -195,26 +195,26 @@ class Engine:
         self.settings = settings
         self._cpus = settings.worker_cpus(num_workers)
         self.num_groups = num_groups
-        rows = units_per_group * factory.rows_per_unit
-        #: ``(start, stop)`` rows of every group.
-        self.group_rows = tuple((g * rows, (g + 1) * rows) for g in range(num_groups))
-        self.group_size = rows
+        envs = units_per_group * factory.envs_per_unit
+        #: ``(start, stop)`` envs of every group.
+        self.group_envs = tuple((g * envs, (g + 1) * envs) for g in range(num_groups))
+        self.envs_per_group = envs
         self.units_per_group = units_per_group
         self.buffers = SharedBuffers(layout)
         self._res = _Resources(self.buffers, tempfile.mkdtemp(prefix="sf_vec_"))
         self._finalizer = weakref.finalize(self, self._res.release)
         self._selector = selectors.DefaultSelector()
-        self.workers = [
-            _Worker(w, tuple(range(w, num_groups, num_workers))) for w in range(num_workers)
+        self._handles = [
+            _WorkerHandle(w, tuple(range(w, num_groups, num_workers))) for w in range(num_workers)
         ]
-        self._res.workers = self.workers
+        self._res.handles = self._handles
         self._worker_of = [g % num_workers for g in range(num_groups)]
         self.restarts = 0
         self.state = EngineState.RUNNING
         try:
-            for worker in self.workers:
-                self._spawn(worker, restarted=False)
-            self._await_ready(self.workers)
+            for handle in self._handles:
+                self._spawn(handle, restarted=False)
+            self._await_ready(self._handles)
         except BaseException:
             self.close()
             raise
@@ -228,17 +228,17 @@ class Engine:
             per_worker.setdefault(self._worker_of[g], []).append(g)
         now = time.monotonic()
         for w, gs in per_worker.items():
-            worker = self.workers[w]
+            handle = self._handles[w]
             for g in gs:
-                worker.pending[g] = opcode
-            if not worker.ready:
+                handle.pending[g] = opcode
+            if not handle.ready:
                 continue  # a replacement still starting: sent when it answers READY
-            if len(worker.pending) == len(gs):
-                worker.deadline = now + self.settings.step_timeout_s
+            if len(handle.pending) == len(gs):
+                handle.deadline = now + self.settings.step_timeout_s
             # A dead worker refuses the send; collect() sees its EOF and restarts it with these
             # groups pending.
             with contextlib.suppress(OSError):
-                worker.sock.send(protocol.encode(opcode, gs))  # type: ignore[union-attr]
+                handle.sock.send(protocol.encode(opcode, gs))  # type: ignore[union-attr]
 
     def collect(self) -> list[int]:
         """Blocks (sleeping) until at least one submitted group is done; returns the done groups.
@@ -249,11 +249,11 @@ class Engine:
         Raises:
             VectorEnvError: a worker kept failing, or nothing was submitted.
         """
-        if not any(w.pending for w in self.workers):
+        if not any(h.pending for h in self._handles):
             raise RuntimeError("collect() with nothing submitted")
         done: list[int] = []
         while not done:
-            self._wait(self.workers, done)
+            self._wait(self._handles, done)
         return done
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -261,7 +261,7 @@ class Engine:
     @property
     def worker_pids(self) -> list[int]:
         """Process ids of the live workers (each also the id of its process group)."""
-        return [w.proc.pid for w in self.workers if w.proc is not None]
+        return [h.proc.pid for h in self._handles if h.proc is not None]
 
     def close(self) -> None:
         """Stops the workers and their engines, frees the shared memory. Idempotent."""
@@ -273,16 +273,16 @@ class Engine:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _workdir(self, worker: _Worker) -> str:
-        return os.path.join(self._res.tmpdir, f"worker{worker.index}")
+    def _workdir(self, handle: _WorkerHandle) -> str:
+        return os.path.join(self._res.tmpdir, f"worker{handle.index}")
 
-    def _spawn(self, worker: _Worker, restarted: bool) -> None:
-        workdir = self._workdir(worker)
+    def _spawn(self, handle: _WorkerHandle, restarted: bool) -> None:
+        workdir = self._workdir(handle)
         shutil.rmtree(workdir, ignore_errors=True)
         os.makedirs(workdir)
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            worker.proc = subprocess.Popen(
+            handle.proc = subprocess.Popen(
                 [sys.executable, "-m", "sf_envs.vector.worker", str(child_sock.fileno())],
                 pass_fds=(child_sock.fileno(),),
                 start_new_session=True,
@@ -291,14 +291,14 @@ class Engine:
             )
         finally:
             child_sock.close()
-        worker.sock = parent_sock
-        worker.ready = False
-        worker.deadline = time.monotonic() + self.settings.start_timeout_s
+        handle.sock = parent_sock
+        handle.ready = False
+        handle.deadline = time.monotonic() + self.settings.start_timeout_s
         groups = tuple(
-            (g, g * self.units_per_group, (g + 1) * self.units_per_group) for g in worker.groups
+            (g, g * self.units_per_group, (g + 1) * self.units_per_group) for g in handle.groups
         )
         config = protocol.WorkerConfig(
-            worker_index=worker.index,
+            worker_index=handle.index,
             factory=self.factory,
             layout=self.buffers.layout,
             shm_name=self.buffers.name,
@@ -306,41 +306,41 @@ class Engine:
             same_step=self.same_step,
             restarted=restarted,
             workdir=workdir,
-            cpu=self._cpus[worker.index],
+            cpu=self._cpus[handle.index],
         )
         parent_sock.send(pickle.dumps(sys.path))
         parent_sock.send(pickle.dumps(config))
-        self._selector.register(parent_sock, selectors.EVENT_READ, worker)
+        self._selector.register(parent_sock, selectors.EVENT_READ, handle)
 
-    def _await_ready(self, workers: list[_Worker]) -> None:
-        """Waits until every worker in ``workers`` is READY, restarting those that fail."""
-        while not all(w.ready for w in workers):
-            self._wait(workers, [])
+    def _await_ready(self, handles: list[_WorkerHandle]) -> None:
+        """Waits until every worker of ``handles`` is READY, restarting those that fail."""
+        while not all(h.ready for h in handles):
+            self._wait(handles, [])
 
-    def _wait(self, workers: list[_Worker], done: list[int]) -> None:
-        """Sleeps until a message arrives or the earliest deadline of ``workers`` passes."""
-        busy = [w for w in workers if w.pending or not w.ready]
-        deadline = min(w.deadline for w in busy)  # type: ignore[type-var]
+    def _wait(self, handles: list[_WorkerHandle], done: list[int]) -> None:
+        """Sleeps until a message arrives or the earliest deadline of ``handles`` passes."""
+        busy = [h for h in handles if h.pending or not h.ready]
+        deadline = min(h.deadline for h in busy)  # type: ignore[type-var]
         events = self._selector.select(max(0.0, deadline - time.monotonic()))
         for key, _ in events:
             self._drain(key.data, done)
         now = time.monotonic()
-        for worker in busy:
-            if worker.proc is not None and worker.deadline <= now:  # type: ignore[operator]
-                if worker.ready:
+        for handle in busy:
+            if handle.proc is not None and handle.deadline <= now:  # type: ignore[operator]
+                if handle.ready:
                     self._fail(
-                        worker,
+                        handle,
                         f"no answer within step_timeout_s={self.settings.step_timeout_s:g} (hung)",
                     )
                 else:
                     self._fail(
-                        worker,
+                        handle,
                         f"not ready within start_timeout_s={self.settings.start_timeout_s:g}",
                     )
 
-    def _drain(self, worker: _Worker, done: list[int]) -> None:
+    def _drain(self, handle: _WorkerHandle, done: list[int]) -> None:
         """Reads every message the worker has sent; handles DONE, READY, ERROR and EOF."""
-        sock = worker.sock
+        sock = handle.sock
         while sock is not None:
             try:
                 message = sock.recv(protocol.MAX_MESSAGE, socket.MSG_DONTWAIT)
@@ -348,71 +348,71 @@ class Engine:
                 return
             except OSError as exc:
                 message = b""
-                worker.last_error = f"connection lost: {exc}"
+                handle.last_error = f"connection lost: {exc}"
             opcode = message[:1]
             if opcode == protocol.DONE:
                 for g in protocol.decode_groups(message).tolist():
-                    del worker.pending[g]
+                    del handle.pending[g]
                     done.append(g)
-                worker.deadline = time.monotonic() + self.settings.step_timeout_s
+                handle.deadline = time.monotonic() + self.settings.step_timeout_s
             elif opcode == protocol.READY:
-                worker.ready = True
-                if worker.pending:  # a replacement: redo what the dead worker left undone
-                    self._resend(worker)
+                handle.ready = True
+                if handle.pending:  # a replacement: redo what the dead worker left undone
+                    self._resend(handle)
             elif opcode == protocol.ERROR:
-                worker.last_error = message[1:].decode(errors="replace")
+                handle.last_error = message[1:].decode(errors="replace")
             else:  # EOF: the worker exited or was killed
-                self._fail(worker, worker.last_error or self._exit_reason(worker))
+                self._fail(handle, handle.last_error or self._exit_reason(handle))
                 return
 
-    def _resend(self, worker: _Worker) -> None:
+    def _resend(self, handle: _WorkerHandle) -> None:
         by_opcode: dict[bytes, list[int]] = {}
-        for g, opcode in worker.pending.items():
+        for g, opcode in handle.pending.items():
             by_opcode.setdefault(opcode, []).append(g)
         for opcode, gs in by_opcode.items():
-            worker.sock.send(protocol.encode(opcode, gs))  # type: ignore[union-attr]
-        worker.deadline = time.monotonic() + self.settings.step_timeout_s
+            handle.sock.send(protocol.encode(opcode, gs))  # type: ignore[union-attr]
+        handle.deadline = time.monotonic() + self.settings.step_timeout_s
 
-    def _fail(self, worker: _Worker, reason: str) -> None:
+    def _fail(self, handle: _WorkerHandle, reason: str) -> None:
         """Replaces a dead or hung worker, or raises once restarting has stopped helping."""
-        if worker.sock is not None:
-            self._selector.unregister(worker.sock)
+        if handle.sock is not None:
+            self._selector.unregister(handle.sock)
         # A worker that reported an error is exiting on its own: let it close its engines.
-        _stop(worker, grace_s=1.0 if worker.last_error else 0.0)
+        _stop(handle, grace_s=1.0 if handle.last_error else 0.0)
         summary = reason.strip().splitlines()[-1] if reason.strip() else reason
-        output = log_tail(os.path.join(self._workdir(worker), protocol.WORKER_LOG))
+        output = log_tail(os.path.join(self._workdir(handle), protocol.WORKER_LOG))
         if output:
             reason = f"{reason.rstrip()}\nlast output of the worker and its engines:\n{output}"
         now = time.monotonic()
-        worker.failures.append(now)
-        while worker.failures[0] < now - self.settings.restart_window_s:
-            worker.failures.popleft()
+        handle.failures.append(now)
+        while handle.failures[0] < now - self.settings.restart_window_s:
+            handle.failures.popleft()
         self.restarts += 1
-        if len(worker.failures) > self.settings.max_restarts:
+        if len(handle.failures) > self.settings.max_restarts:
             self.close()
             raise VectorEnvError(
-                f"worker {worker.index} of {self.name} failed {len(worker.failures)} times within "
+                f"worker {handle.index} of {self.name} failed {len(handle.failures)} times within "
                 f"{self.settings.restart_window_s:g} s, more than max_restarts={self.settings.max_restarts}; "
                 f"last error:\n{reason}"
             )
         log.warning(
             "restarting worker %d of %s (failure %d of at most %d): %s",
-            worker.index,
+            handle.index,
             self.name,
-            len(worker.failures),
+            len(handle.failures),
             self.settings.max_restarts,
             summary,
         )
-        worker.last_error = ""
+        handle.last_error = ""
         # Back off before respawning: a crash that repeats at once (an engine that cannot init
         # while a port or a previous engine's resources are still being released) gets time to
         # clear instead of using up every restart within a second.
-        time.sleep(min(_RESTART_BACKOFF_S * 2 ** (len(worker.failures) - 1), 2.0))
-        self._spawn(worker, restarted=True)
+        time.sleep(min(_RESTART_BACKOFF_S * 2 ** (len(handle.failures) - 1), 2.0))
+        self._spawn(handle, restarted=True)
 
     @staticmethod
-    def _exit_reason(worker: _Worker) -> str:
-        proc = worker.proc
+    def _exit_reason(handle: _WorkerHandle) -> str:
+        proc = handle.proc
         code = None if proc is None else proc.poll()
         if code is None and proc is not None:
             try:

@@ -9,7 +9,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from sf_envs.vector import protocol
-from sf_envs.vector.base import BatchView, EngineClient
+from sf_envs.vector.base import BatchView, VectorCore
 from sf_envs.vector.engine import EngineSettings
 from sf_envs.vector.units import UnitFactory
 
@@ -31,7 +31,8 @@ class DoomVectorEnv(VectorEnv):
             views into shared memory, overwritten by the next call: faster for callers that
             consume them at once.
         factory: Builds the units in the workers instead of single-player games (matches); the
-            spaces and options are then its own and ``scenario`` is not used.
+            spaces and options are then its own and ``scenario`` is not used. See
+            :class:`~sf_envs.vector.units.UnitFactory`.
         step_timeout_s: A worker silent this long is declared hung, killed and restarted.
         start_timeout_s: Limit for a worker to start its engines.
         max_restarts: Failures per worker tolerated within 5 minutes before raising.
@@ -72,7 +73,7 @@ class DoomVectorEnv(VectorEnv):
         mode = AutoresetMode(autoreset_mode)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
             raise ValueError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {mode}")
-        self._client = EngineClient(
+        self._core = VectorCore(
             scenario,
             num_envs,
             num_workers,
@@ -86,18 +87,18 @@ class DoomVectorEnv(VectorEnv):
         self.autoreset_mode = mode  # where Gymnasium's own vector envs (and TorchRL) read it
         self.num_envs = num_envs
         self.copy = copy
-        self.single_observation_space = self._client.single_observation_space
-        self.single_action_space = self._client.single_action_space
+        self.single_observation_space = self._core.single_observation_space
+        self.single_action_space = self._core.single_action_space
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self._view = BatchView(self._client.shared, slice(0, num_envs), num_envs)
-        self._all = list(range(self._client.engine.num_groups))
+        self._view = BatchView(self._core.shared, slice(0, num_envs), num_envs)
+        self._all = list(range(self._core.engine.num_groups))
         self._true = np.ones(num_envs, bool)
         self._needs_reset = True
 
     @property
     def worker_pids(self) -> list[int]:
-        return self._client.engine.worker_pids
+        return self._core.engine.worker_pids
 
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
@@ -105,22 +106,22 @@ class DoomVectorEnv(VectorEnv):
         """Resets every env; ``seed=s`` seeds env ``i`` with ``s + i``."""
         if options:
             raise ValueError(f"reset options are not supported, got {options!r}")
-        engine = self._client.live_engine()
-        self._client.write_seeds(seed, self.num_envs)
+        engine = self._core.live_engine()
+        self._core.write_seeds(seed, self.num_envs)
         self._run(engine, protocol.RESET)
         self._needs_reset = False
-        return self._output(self._client.obs_of(self._view)), self._infos(done=False)
+        return self._output(self._core.obs_of(self._view)), self._infos(done=False)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        engine = self._client.live_engine()
+        engine = self._core.live_engine()
         if self._needs_reset:
             raise RuntimeError("step() called before reset(); call reset() first")
-        self._client.shared["actions"][:] = self._client.check_actions(actions, self.num_envs)
+        self._core.shared["actions"][:] = self._core.check_actions(actions, self.num_envs)
         self._run(engine, protocol.STEP)
         view = self._view
         done = view.update_done()
         return (
-            self._output(self._client.obs_of(view)),
+            self._output(self._core.obs_of(view)),
             self._output(view.arrays["reward"]),
             self._output(view.arrays["terminated"]),
             self._output(view.arrays["truncated"]),
@@ -129,7 +130,7 @@ class DoomVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stops the workers and frees shared memory (``close()`` makes it idempotent)."""
-        self._client.close()
+        self._core.close()
 
     def __enter__(self) -> DoomVectorEnv:
         return self
@@ -147,7 +148,7 @@ class DoomVectorEnv(VectorEnv):
         arrays = self._view.arrays
         info: dict[str, Any] = {}
         variables = arrays["variables"]
-        for j, name in enumerate(self._client.variable_names):
+        for j, name in enumerate(self._core.variable_names):
             info[name] = variables[:, j]
             info["_" + name] = self._true
         if done:
@@ -164,13 +165,13 @@ class DoomVectorEnv(VectorEnv):
                 info["worker_restarted"] = restarted
                 info["_worker_restarted"] = restarted
             if "final_obs" in arrays:
-                info["final_obs"] = self._client.obs_of(self._view, "final_")
+                info["final_obs"] = self._core.obs_of(self._view, "final_")
                 info["_final_obs"] = mask
                 final_vars = arrays["final_variables"]
                 final_info: dict[str, Any] = {
-                    name: final_vars[:, j] for j, name in enumerate(self._client.variable_names)
+                    name: final_vars[:, j] for j, name in enumerate(self._core.variable_names)
                 }
-                final_info.update({"_" + name: mask for name in self._client.variable_names})
+                final_info.update({"_" + name: mask for name in self._core.variable_names})
                 final_info["episode_summary"] = info["episode_summary"]
                 final_info["_episode_summary"] = mask
                 info["final_info"] = final_info

@@ -31,7 +31,7 @@ def make_vec(
         scenario: Scenario name (filled in by the registered id).
         num_envs: Number of envs.
         batch_size: Ask for the send/recv face returning this many envs per ``recv``.
-        factory: Builds the rows (e.g. matches) instead of ``scenario``'s single-player games;
+        factory: Builds the units (e.g. matches) instead of ``scenario``'s single-player games;
             the spaces and options are then the factory's.
         **kwargs: ``num_workers``, timeouts, ``autoreset_mode`` (gymnasium face only) and the
             :class:`~sf_envs.options.DoomOptions` fields.

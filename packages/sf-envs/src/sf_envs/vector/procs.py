@@ -1,4 +1,5 @@
-"""Finding and killing a worker's process group, ViZDoom engines included, from ``/proc``;
+"""Finding processes from ``/proc`` (:func:`find_processes`, :func:`command_line_option`: the one
+scanner of the sf packages) and killing a worker's process group, ViZDoom engines included;
 running a risky job in a child process of its own session (:func:`run_in_child`); and sending the
 console of the engines a process starts to a log file (:func:`redirect_console`).
 
@@ -20,8 +21,9 @@ import time
 from collections.abc import Iterator, Sequence
 
 __all__ = [
+    "command_line_option",
     "console_to",
-    "group_members",
+    "find_processes",
     "kill_group",
     "log_tail",
     "redirect_console",
@@ -31,13 +33,14 @@ __all__ = [
 _SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (not zombie) process ids whose process group is ``pgid``.
+def find_processes(*, parent: int | None = None, group: int | None = None) -> list[int]:
+    """Ids of the live (not zombie) processes whose parent is ``parent`` and whose process group
+    is ``group`` (a criterion left None is not checked).
 
     Zombies are skipped: an engine orphaned by a killed worker is reparented to PID 1, which in
     a container may never reap it, yet a zombie holds no memory and burns no CPU.
     """
-    members = []
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -46,36 +49,43 @@ def group_members(pgid: int) -> list[int]:
                 stat = f.read()
         except OSError:
             continue
-        # Fields after the command name, which may itself contain spaces or parentheses.
+        # state, ppid, pgrp...: the fields after the command name, which may itself contain
+        # spaces or parentheses.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(entry))
-    return members
+        if (
+            fields[0] not in (b"Z", b"X")
+            and (parent is None or int(fields[1]) == parent)
+            and (group is None or int(fields[2]) == group)
+        ):
+            found.append(int(entry))
+    return found
 
 
-def _instance_id(pid: int) -> str | None:
+def command_line_option(pid: int, flag: str) -> str | None:
+    """The argument after ``flag`` in the command line of process ``pid``; None when the flag
+    is absent or the process is gone."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")
+            args = f.read().decode(errors="replace").split("\0")
     except OSError:
         return None
-    for flag, value in itertools.pairwise(args):
-        if flag == b"+viz_instance_id":
-            return value.decode(errors="replace")
+    for name, value in itertools.pairwise(args):
+        if name == flag:
+            return value
     return None
 
 
 def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
     """SIGKILLs every process in group ``pgid``, waits (bounded) until they are dead, and
     removes their engines' shared memory."""
-    members = group_members(pgid)
+    members = find_processes(group=pgid)
     if not members:
         return
-    ids = [i for i in map(_instance_id, members) if i]
+    ids = [i for i in (command_line_option(pid, "+viz_instance_id") for pid in members) if i]
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     deadline = time.monotonic() + timeout_s
-    while group_members(pgid) and time.monotonic() < deadline:
+    while find_processes(group=pgid) and time.monotonic() < deadline:
         time.sleep(0.01)
     for instance in ids:
         for prefix in _SHM_PREFIXES:

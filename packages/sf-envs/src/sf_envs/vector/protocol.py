@@ -4,11 +4,8 @@ Everything a step needs (actions, seeds, results) already sits in shared memory,
 only says *what* to do to *which* groups. Messages travel over an ``AF_UNIX`` ``SOCK_SEQPACKET``
 socket pair: it keeps message boundaries (no framing code), a worker's death closes its end so the
 parent's wait wakes up at once (EOF), and ``selectors`` lets the parent sleep on all workers at
-once with a timeout. One message per group, not per env: in this VM a round trip that has to
-wake a sleeping process costs the parent ≈ 250 µs of CPU per batch (scheduler and wake-up, more
-than the Python around it; measured with psutil and perf at 8-16 envs), against ≈ 180 µs for one
-ViZDoom step at frame skip 4. Waking the parent only once per batch through shared-memory
-counters was tried: half the wake-ups, no frames/s gained, so it was not kept.
+once with a timeout. One message per group, not per env: waking a sleeping process costs the
+parent about as much CPU as one ViZDoom step (numbers in ``packages/sf-envs/README.md``).
 """
 
 from __future__ import annotations

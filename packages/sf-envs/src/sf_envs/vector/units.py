@@ -1,7 +1,7 @@
 """The unit protocol: what a worker steps, and the single-player unit over :class:`DoomCore`.
 
-A unit owns a fixed number of consecutive rows of the shared buffers. A single-player game is a
-unit of one row; a multiplayer match of N learning agents is a unit of N rows that starts and
+A unit owns a fixed number of consecutive envs of the shared buffers. A single-player game is a
+unit of one env; a multiplayer match of N learning agents is a unit of N envs that starts and
 ends its episodes together. The engine only ever talks to units through :class:`Unit`, so
 matches plug in by providing a :class:`UnitFactory` without any change to the engine.
 """
@@ -17,22 +17,22 @@ from sf_envs.game import DoomCore
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import COMMON_GAME_VARIABLES, get_scenario
 
-__all__ = ["DoomUnit", "DoomUnitFactory", "RowBlock", "Unit", "UnitFactory"]
+__all__ = ["DoomUnit", "DoomUnitFactory", "Unit", "UnitFactory", "UnitViews"]
 
 
 @dataclass
-class RowBlock:
-    """Views of one unit's rows in every shared field the unit writes.
+class UnitViews:
+    """Views of one unit's envs in every shared field the unit writes (``E`` envs).
 
     Attributes:
-        obs: ``[rows, C, H, W]`` uint8 screens.
-        meas: ``[rows, M]`` float32 measurements, or None when the scenario has none enabled.
-        reward: ``[rows]`` float32 reward of the last step.
-        terminated: ``[rows]`` bool.
-        truncated: ``[rows]`` bool.
-        variables: ``[rows, V]`` float64 game variables after the last step.
-        episode_return: ``[rows]`` float32 return so far in the running episode.
-        episode_length: ``[rows]`` int32 steps so far in the running episode.
+        obs: ``[E, C, H, W]`` uint8 screens.
+        meas: ``[E, M]`` float32 measurements, or None when the scenario has none enabled.
+        reward: ``[E]`` float32 reward of the last step.
+        terminated: ``[E]`` bool.
+        truncated: ``[E]`` bool.
+        variables: ``[E, V]`` float64 game variables after the last step.
+        episode_return: ``[E]`` float32 return so far in the running episode.
+        episode_length: ``[E]`` int32 steps so far in the running episode.
     """
 
     obs: np.ndarray
@@ -47,19 +47,19 @@ class RowBlock:
 
 @runtime_checkable
 class Unit(Protocol):
-    """Something a worker steps: ``num_rows`` agents whose episodes start and end together."""
+    """Something a worker steps: ``num_envs`` agents whose episodes start and end together."""
 
-    num_rows: int
+    num_envs: int
 
-    def reset(self, seed: int | None, out: RowBlock) -> None:
-        """Starts a new episode; writes each row's first obs, meas and variables, zeroes the
+    def reset(self, seed: int | None, out: UnitViews) -> None:
+        """Starts a new episode; writes each env's first obs, meas and variables, zeroes the
         running episode stats. Reward and done flags are the worker's to write.
 
         ``seed`` comes from an explicit reset; autoresets pass None, and the unit continues
         reproducibly from its last seed (each unit knows how its engine does that)."""
 
-    def step(self, actions: np.ndarray, out: RowBlock) -> bool:
-        """Steps every row with ``actions[row]``; writes all of ``out``; True when the episode ended.
+    def step(self, actions: np.ndarray, out: UnitViews) -> bool:
+        """Steps env ``i`` with ``actions[i]``; writes all of ``out``; True when the episode ended.
 
         The worker resets the unit after an ended episode (at once or on the next step,
         depending on the autoreset mode), so a unit never resets itself.
@@ -72,19 +72,19 @@ class Unit(Protocol):
 class UnitFactory(Protocol):
     """Picklable recipe the parent sends to every worker; builds the units it is given to step.
 
-    It also describes its rows, because the faces size the shared buffers and build their spaces
+    It also describes its envs, because the faces size the shared buffers and build their spaces
     from it before any unit exists: a match and a single-player game differ in all of these.
 
     Attributes:
-        rows_per_unit: Rows of every unit it builds.
+        envs_per_unit: Envs of every unit it builds.
         variable_names: Names of the ``variables`` columns, identical for every unit.
-        options: Stepping and observation options of every row.
-        num_measurements: Length of a row's measurements (used when ``options.measurements``).
-        num_actions: Size of every row's ``Discrete`` action space.
-        env_id: What the rows are, for error messages, e.g. ``"sf/DoomBasic-v0"``.
+        options: Stepping and observation options of every env.
+        num_measurements: Length of an env's measurements (used when ``options.measurements``).
+        num_actions: Size of every env's ``Discrete`` action space.
+        env_id: What the envs are, for error messages, e.g. ``"sf/DoomBasic-v0"``.
     """
 
-    rows_per_unit: int
+    envs_per_unit: int
     variable_names: tuple[str, ...]
     options: DoomOptions
     num_measurements: int
@@ -96,15 +96,15 @@ class UnitFactory(Protocol):
 
 
 class DoomUnit:
-    """One single-player :class:`DoomCore` as a unit of one row."""
+    """One single-player :class:`DoomCore` as a unit of one env."""
 
-    num_rows = 1
+    num_envs = 1
 
     def __init__(self, core: DoomCore) -> None:
         self.core = core
         self._seeds = np.random.default_rng()
 
-    def reset(self, seed: int | None, out: RowBlock) -> None:
+    def reset(self, seed: int | None, out: UnitViews) -> None:
         # Every episode is seeded: unseeded ones from a stream seeded by the last explicit seed,
         # so a seeded run stays reproducible across episodes.
         if seed is None:
@@ -117,7 +117,7 @@ class DoomUnit:
         out.episode_return[0] = 0.0
         out.episode_length[0] = 0
 
-    def step(self, actions: np.ndarray, out: RowBlock) -> bool:
+    def step(self, actions: np.ndarray, out: UnitViews) -> bool:
         meas = None if out.meas is None else out.meas[0]
         reward, terminated, truncated = self.core.step(int(actions[0]), out.obs[0], meas)
         out.reward[0] = reward
@@ -138,7 +138,7 @@ class DoomUnitFactory:
 
     scenario: str
     options: DoomOptions
-    rows_per_unit: int = 1
+    envs_per_unit: int = 1
 
     @property
     def variable_names(self) -> tuple[str, ...]:

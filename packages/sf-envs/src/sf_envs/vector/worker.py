@@ -24,7 +24,7 @@ import traceback
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import SharedBuffers
 from sf_envs.vector.procs import redirect_console
-from sf_envs.vector.units import RowBlock, Unit
+from sf_envs.vector.units import Unit, UnitViews
 
 __all__ = ["main", "serve"]
 
@@ -39,99 +39,103 @@ class _State(enum.Enum):
     LOST = "lost"  # replaces a dead worker's unit: next step reports the truncation
 
 
-class _Slot:
-    """A unit with its rows and its views."""
+class _HeldUnit:
+    """A unit as this worker holds it: its envs, its views and its autoreset state."""
 
-    def __init__(self, unit: Unit, start: int, stop: int, block: RowBlock, state: _State) -> None:
+    def __init__(self, unit: Unit, start: int, stop: int, views: UnitViews, state: _State) -> None:
         self.unit = unit
-        self.rows = slice(start, stop)
-        self.block = block
+        self.envs = slice(start, stop)
+        self.views = views
         self.state = state
 
 
-class _Worker:
+class _GroupStepper:
+    """The process side of a worker: builds its groups' units and steps a group per command."""
+
     def __init__(self, config: protocol.WorkerConfig, buffers: SharedBuffers) -> None:
         self.config = config
         self.b = buffers
-        rpu = config.factory.rows_per_unit
-        self.groups: dict[int, list[_Slot]] = {}
+        per_unit = config.factory.envs_per_unit
+        self.groups: dict[int, list[_HeldUnit]] = {}
         initial = _State.LOST if config.restarted else _State.NEW
         for group_id, unit_start, unit_stop in config.groups:
-            slots = []
+            units = []
             for u in range(unit_start, unit_stop):
-                rows = slice(u * rpu, (u + 1) * rpu)
-                block = RowBlock(
-                    obs=buffers["obs"][rows],
-                    meas=buffers["meas"][rows] if "meas" in buffers.arrays else None,
-                    reward=buffers["reward"][rows],
-                    terminated=buffers["terminated"][rows],
-                    truncated=buffers["truncated"][rows],
-                    variables=buffers["variables"][rows],
-                    episode_return=buffers["run_return"][rows],
-                    episode_length=buffers["run_length"][rows],
+                envs = slice(u * per_unit, (u + 1) * per_unit)
+                views = UnitViews(
+                    obs=buffers["obs"][envs],
+                    meas=buffers["meas"][envs] if "meas" in buffers.arrays else None,
+                    reward=buffers["reward"][envs],
+                    terminated=buffers["terminated"][envs],
+                    truncated=buffers["truncated"][envs],
+                    variables=buffers["variables"][envs],
+                    episode_return=buffers["run_return"][envs],
+                    episode_length=buffers["run_length"][envs],
                 )
                 unit = config.factory(u, config.workdir)
-                slots.append(_Slot(unit, rows.start, rows.stop, block, initial))
-            self.groups[group_id] = slots
+                units.append(_HeldUnit(unit, envs.start, envs.stop, views, initial))
+            self.groups[group_id] = units
 
     def reset(self, group_id: int) -> None:
         b = self.b
-        for slot in self.groups[group_id]:
-            slot.unit.reset(int(b["seed"][slot.rows.start]), slot.block)
-            self._clear(slot)
-            slot.state = _State.RUNNING
+        for held in self.groups[group_id]:
+            held.unit.reset(int(b["seed"][held.envs.start]), held.views)
+            self._clear(held)
+            held.state = _State.RUNNING
 
     def step(self, group_id: int) -> None:
         b = self.b
-        for slot in self.groups[group_id]:
-            rows = slot.rows
-            if slot.state is _State.RUNNING:
-                if slot.unit.step(b["actions"][rows], slot.block):
-                    b["ep_return"][rows] = b["run_return"][rows]
-                    b["ep_length"][rows] = b["run_length"][rows]
-                    self._end_episode(slot)
+        for held in self.groups[group_id]:
+            envs = held.envs
+            if held.state is _State.RUNNING:
+                if held.unit.step(b["actions"][envs], held.views):
+                    b["ep_return"][envs] = b["run_return"][envs]
+                    b["ep_length"][envs] = b["run_length"][envs]
+                    self._end_episode(held)
                 else:
-                    b["restarted"][rows] = False
-            elif slot.state is _State.NEEDS_RESET:
-                slot.unit.reset(None, slot.block)
-                self._clear(slot)
-                slot.state = _State.RUNNING
-            elif slot.state is _State.LOST:
+                    b["restarted"][envs] = False
+            elif held.state is _State.NEEDS_RESET:
+                held.unit.reset(None, held.views)
+                self._clear(held)
+                held.state = _State.RUNNING
+            elif held.state is _State.LOST:
                 # The dead worker's last running stats are still in shared memory.
-                b["ep_return"][rows] = b["run_return"][rows]
-                b["ep_length"][rows] = b["run_length"][rows]
-                b["reward"][rows] = 0.0
-                b["terminated"][rows] = False
-                b["truncated"][rows] = True
-                self._end_episode(slot)
-                b["restarted"][rows] = True
+                b["ep_return"][envs] = b["run_return"][envs]
+                b["ep_length"][envs] = b["run_length"][envs]
+                b["reward"][envs] = 0.0
+                b["terminated"][envs] = False
+                b["truncated"][envs] = True
+                self._end_episode(held)
+                b["restarted"][envs] = True
             else:
-                raise RuntimeError(f"unit at rows {rows} stepped before its first reset")
+                raise RuntimeError(
+                    f"unit of envs {envs.start}..{envs.stop - 1} stepped before its first reset"
+                )
 
-    def _end_episode(self, slot: _Slot) -> None:
-        b, rows = self.b, slot.rows
-        b["restarted"][rows] = False
+    def _end_episode(self, held: _HeldUnit) -> None:
+        b, envs = self.b, held.envs
+        b["restarted"][envs] = False
         if not self.config.same_step:
-            slot.state = _State.NEEDS_RESET
+            held.state = _State.NEEDS_RESET
             return
-        b["final_obs"][rows] = b["obs"][rows]
+        b["final_obs"][envs] = b["obs"][envs]
         if "final_meas" in b.arrays:
-            b["final_meas"][rows] = b["meas"][rows]
-        b["final_variables"][rows] = b["variables"][rows]
-        slot.unit.reset(None, slot.block)
-        slot.state = _State.RUNNING
+            b["final_meas"][envs] = b["meas"][envs]
+        b["final_variables"][envs] = b["variables"][envs]
+        held.unit.reset(None, held.views)
+        held.state = _State.RUNNING
 
-    def _clear(self, slot: _Slot) -> None:
-        b, rows = self.b, slot.rows
-        b["reward"][rows] = 0.0
-        b["terminated"][rows] = False
-        b["truncated"][rows] = False
-        b["restarted"][rows] = False
+    def _clear(self, held: _HeldUnit) -> None:
+        b, envs = self.b, held.envs
+        b["reward"][envs] = 0.0
+        b["terminated"][envs] = False
+        b["truncated"][envs] = False
+        b["restarted"][envs] = False
 
     def close(self) -> None:
-        for slots in self.groups.values():
-            for slot in slots:
-                slot.unit.close()
+        for units in self.groups.values():
+            for held in units:
+                held.unit.close()
 
 
 def _recv(sock: socket.socket, parent: int) -> bytes:
@@ -157,39 +161,36 @@ def serve(sock: socket.socket) -> None:
     # Both before any engine starts: ViZDoom's engine processes inherit affinity and policy.
     if config.cpu is not None:
         os.sched_setaffinity(0, {config.cpu})
-    # SCHED_BATCH: a task woken by a batch task does not preempt it. Every engine tic is a
-    # message round trip (make_action(a, 4) is four); under the default policy the woken engine
-    # preempted the worker before it could block on the answer, two context switches per tic.
-    # Now the worker blocks first and the engine just runs: half the switches (8.4 -> 4.5 per
-    # env step) and +0-3% env frames/s in interleaved runs of 8-32 envs. Not for units of
-    # several agents: their engine threads meet at a barrier every tic, and there the prompt
-    # hand-off of preemption is worth more (duel match steps/s: -20% under SCHED_BATCH).
-    if config.factory.rows_per_unit == 1:
+    # SCHED_BATCH: the engine this worker wakes no longer preempts it before it blocks on the
+    # answer, halving context switches per step; units of several envs keep the default, because
+    # their engine threads meet at a barrier every tic, where prompt hand-offs are worth more
+    # (numbers in packages/sf-envs/README.md).
+    if config.factory.envs_per_unit == 1:
         os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
     buffers = SharedBuffers(config.layout, name=config.shm_name)
-    worker = None
+    stepper = None
     try:
-        worker = _Worker(config, buffers)
+        stepper = _GroupStepper(config, buffers)
         sock.send(protocol.READY)
-        done = {group_id: protocol.encode(protocol.DONE, [group_id]) for group_id in worker.groups}
+        done = {group_id: protocol.encode(protocol.DONE, [group_id]) for group_id in stepper.groups}
         while True:
             message = _recv(sock, parent)
             opcode = message[:1]
             if opcode == protocol.STEP:
                 for group_id in protocol.decode_groups(message).tolist():
-                    worker.step(group_id)
+                    stepper.step(group_id)
                     sock.send(done[group_id])
             elif opcode == protocol.RESET:
                 for group_id in protocol.decode_groups(message).tolist():
-                    worker.reset(group_id)
+                    stepper.reset(group_id)
                     sock.send(done[group_id])
             elif opcode in (protocol.QUIT, b""):
                 return
             else:
                 raise RuntimeError(f"unknown command {message!r}")
     finally:
-        if worker is not None:
-            worker.close()
+        if stepper is not None:
+            stepper.close()
         buffers.close()
 
 
