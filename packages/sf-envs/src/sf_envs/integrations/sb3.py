@@ -70,13 +70,13 @@ class SB3VecEnv(VecEnv):
         order = info["env_id"]
         done = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        for row in np.flatnonzero(done):
-            env_info = infos[order[row]]
-            env_info["terminal_observation"] = _row(info["final_obs"], row)
-            env_info["TimeLimit.truncated"] = bool(truncated[row] and not terminated[row])
+        for i in np.flatnonzero(done):  # position in the batch
+            env_info = infos[order[i]]
+            env_info["terminal_observation"] = _entry(info["final_obs"], i)
+            env_info["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
             env_info["episode_summary"] = {
-                "r": float(info["episode_summary"]["r"][row]),
-                "l": int(info["episode_summary"]["l"][row]),
+                "r": float(info["episode_summary"]["r"][i]),
+                "l": int(info["episode_summary"]["l"][i]),
             }
         return (
             _in_env_order(obs, order),
@@ -127,7 +127,7 @@ def _in_env_order(batch: Any, env_id: np.ndarray) -> Any:
     return out
 
 
-def _row(batch: Any, row: int) -> Any:
+def _entry(batch: Any, i: int) -> Any:
     if isinstance(batch, dict):
-        return {key: value[row].copy() for key, value in batch.items()}
-    return batch[row].copy()
+        return {key: value[i].copy() for key, value in batch.items()}
+    return batch[i].copy()
