@@ -13,7 +13,6 @@ from sf_league.ratings import (
     elo_win_probability,
     ffa_pairwise,
     fit_ratings,
-    incremental_elo,
     likelihood_of_superiority,
 )
 
@@ -151,13 +150,6 @@ def test_ffa_pairwise_decomposition() -> None:
     assert pairs == [(0, 1, 1.0, 0.5), (0, 2, 0.5, 0.5), (1, 2, 0.0, 0.5)]
     with pytest.raises(ValueError, match="at least two"):
         ffa_pairwise([1])
-
-
-def test_incremental_elo_moves_toward_truth() -> None:
-    results = simulate(TRUTH, 100, np.random.default_rng(4))
-    online = incremental_elo(results, len(TRUTH), k=16)
-    assert online.sum() == pytest.approx(0.0, abs=1e-6)  # zero-sum updates
-    assert np.corrcoef(online, TRUTH)[0, 1] > 0.9
 
 
 def test_bad_input() -> None:

@@ -149,7 +149,6 @@ class DoomCore:
         final step reports the final tallies (the kill that ended the episode, say).
         """
         reward = self.game.make_action(self._buttons[action], self.options.frame_skip)
-        reward *= self.scenario.reward_scale
         self.episode_return += reward
         self.episode_length += 1
         if self.game.is_episode_finished():

@@ -47,7 +47,6 @@ class Scenario:
         combos: Extra multi-button actions on top of no-op and each single button, e.g.
             ``("MOVE_FORWARD", "TURN_LEFT")``; combinations are what make navigation learnable.
         episode_timeout: Episode limit in game tics (35 per second); reaching it truncates.
-        reward_scale: Multiplies the engine's reward; 1.0 keeps ViZDoom's own units.
         measurements: Game variables in the optional measurements vector (``measurements=True``).
         description: One line for ``sf-envs list``.
     """
@@ -58,7 +57,6 @@ class Scenario:
     episode_timeout: int
     description: str
     combos: tuple[tuple[str, ...], ...] = ()
-    reward_scale: float = 1.0
     measurements: tuple[str, ...] = ("HEALTH", "ARMOR", "SELECTED_WEAPON_AMMO")
     _actions: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
 

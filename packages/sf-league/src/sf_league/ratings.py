@@ -38,7 +38,6 @@ __all__ = [
     "elo_win_probability",
     "ffa_pairwise",
     "fit_ratings",
-    "incremental_elo",
     "likelihood_of_superiority",
 ]
 
@@ -307,22 +306,3 @@ def likelihood_of_superiority(fit: RatingFit, a: int, b: int) -> float:
     if var <= 0:
         return 0.5 if diff == 0 else float(diff > 0)
     return 0.5 * (1.0 + math.erf(diff / math.sqrt(2.0 * var)))
-
-
-def incremental_elo(
-    results: PairResults, num_players: int, k: float = 16.0, initial: float = 0.0
-) -> np.ndarray:
-    """Classic online Elo: results applied in order, each moving both ratings by ``k``.
-
-    Provided for comparison and live progress; it depends on the order of the games and on
-    ``k``, so :func:`fit_ratings` is the reported rating.
-
-    Returns:
-        The ratings after every result, ``[n]``.
-    """
-    r = np.full(num_players, float(initial))
-    for a, b, s, w in zip(results.i, results.j, results.score, results.weight, strict=True):
-        expected = float(elo_win_probability(r[a], r[b]))
-        r[a] += k * w * (s - expected)
-        r[b] -= k * w * (s - expected)
-    return r

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sf_league.ratings import FitSettings, PairResults, ffa_pairwise, fit_ratings
+from sf_league.ratings import FitSettings, PairResults, RatingFit, ffa_pairwise, fit_ratings
 from sf_league.ratings import likelihood_of_superiority as los
 from sf_league.store import LeagueStore, LeagueStoreError
 
@@ -57,6 +57,16 @@ class Standings:
         }
 
 
+@dataclass(frozen=True)
+class _Tally:
+    """Every stored game as pairwise results, with the W/D/L counts the tables show."""
+
+    results: PairResults
+    wdl: np.ndarray  # [n, n, 3]: a's wins, draws and losses against b
+    games_played: np.ndarray  # [n]
+    games: int
+
+
 def compute_standings(
     store: LeagueStore,
     anchor: str | None = None,
@@ -85,8 +95,34 @@ def compute_standings(
         raise LeagueStoreError(
             f"--anchor {anchor!r} is not a player of {store.path}; players: {', '.join(names)}"
         )
+    tally = _tally(store, index)
+    settings = FitSettings(
+        anchor=None if anchor is None else index[anchor],
+        anchor_value=anchor_value,
+        bootstrap=bootstrap,
+        seed=seed,
+    )
+    fit = fit_ratings(tally.results, len(names), settings)
+    order = sorted(range(len(names)), key=lambda k: -fit.elo[k])
+    rows = _ranked_rows(fit, order, names, [p.kind for p in players], tally)
+    stored_settings = {
+        "anchor": anchor,
+        "anchor_value": anchor_value,
+        "prior_sd": settings.prior_sd,
+        "bootstrap": bootstrap,
+        "confidence": settings.confidence,
+        "seed": seed,
+    }
+    if save:
+        ratings = {r.player: (r.elo, r.lower, r.upper) for r in rows}
+        store.record_fit(stored_settings, tally.games, ratings)
+    return Standings(rows, _cross_table(tally.wdl, order, names), tally.games, stored_settings)
+
+
+def _tally(store: LeagueStore, index: dict[str, int]) -> _Tally:
+    """Turns every stored game into pairwise results by frags (see the module docstring)."""
     g_idx, i_idx, j_idx, scores, weights = [], [], [], [], []
-    n = len(names)
+    n = len(index)
     wdl = np.zeros((n, n, 3))
     games_played = np.zeros(n, dtype=np.int64)
     count = 0
@@ -108,31 +144,30 @@ def compute_standings(
         raise LeagueStoreError(
             f"{store.path} has no games yet: run sf-league evaluate --db {store.path}"
         )
-    settings = FitSettings(
-        anchor=None if anchor is None else index[anchor],
-        anchor_value=anchor_value,
-        bootstrap=bootstrap,
-        seed=seed,
-    )
     results = PairResults.from_lists(g_idx, i_idx, j_idx, scores, weights)
-    fit = fit_ratings(results, n, settings)
-    order = sorted(range(n), key=lambda k: -fit.elo[k])
-    totals = wdl.sum(1)
+    return _Tally(results, wdl, games_played, count)
+
+
+def _ranked_rows(
+    fit: RatingFit, order: list[int], names: list[str], kinds: list[str], tally: _Tally
+) -> list[Standing]:
+    """One row per player, best first, with the chance of being stronger than the next."""
+    totals = tally.wdl.sum(1)
     rows = []
     for rank, k in enumerate(order, 1):
         w, d, l_ = totals[k]
         played = w + d + l_
-        nxt = order[rank] if rank < n else None
+        nxt = order[rank] if rank < len(order) else None
         rows.append(
             Standing(
                 rank=rank,
                 player=names[k],
-                kind=players[k].kind,
+                kind=kinds[k],
                 elo=float(fit.elo[k]),
                 lower=float(fit.lower[k]),
                 upper=float(fit.upper[k]),
                 plus_minus=float(fit.upper[k] - fit.lower[k]) / 2,
-                games=int(games_played[k]),
+                games=int(tally.games_played[k]),
                 score_pct=100.0 * (w + d / 2) / played if played else float("nan"),
                 wins=float(w),
                 draws=float(d),
@@ -140,22 +175,16 @@ def compute_standings(
                 los_next=None if nxt is None else los(fit, k, nxt),
             )
         )
-    cross = {
+    return rows
+
+
+def _cross_table(
+    wdl: np.ndarray, order: list[int], names: list[str]
+) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """``cross[a][b]`` = a's W/D/L against b, for the pairs that met, in rank order."""
+    return {
         names[a]: {
             names[b]: tuple(float(x) for x in wdl[a, b]) for b in order if wdl[a, b].sum() > 0
         }
         for a in order
     }
-    stored_settings = {
-        "anchor": anchor,
-        "anchor_value": anchor_value,
-        "prior_sd": settings.prior_sd,
-        "bootstrap": bootstrap,
-        "confidence": settings.confidence,
-        "seed": seed,
-    }
-    if save:
-        store.record_fit(
-            stored_settings, count, {r.player: (r.elo, r.lower, r.upper) for r in rows}
-        )
-    return Standings(rows, cross, count, stored_settings)
