@@ -115,7 +115,7 @@ class PolicyRunner:
         return out, actions
 
     def _ids(self, env_ids: np.ndarray) -> Tensor:
-        return torch.as_tensor(env_ids, device=self.device)
+        return torch.from_numpy(env_ids).to(self.device)
 
     def _tensors(self, obs: ObsBatch) -> Obs:
         # Zero-copy on the CPU: callers pass arrays that stay valid until the actions are sent.
