@@ -109,6 +109,7 @@ def worker_init(torch_threads: int = 1) -> None:
 
 
 _POLICIES: dict[str, Any] = {}  # checkpoint path -> network, loaded once per runner
+_ONE_ENV = np.zeros(1, dtype=np.int64)  # a seat's policy acts for one env: id 0
 
 
 class _Actor:
@@ -121,6 +122,7 @@ class _Actor:
         if seat.kind == "checkpoint":
             import torch
 
+            from sf_train.acting import PolicyRunner
             from sf_train.evaluate import load_policy
 
             if not _POLICIES:
@@ -132,25 +134,17 @@ class _Actor:
                     env.action_space(agent),
                     seat.checkpoint,
                 )[0]
-            self.model = _POLICIES[seat.checkpoint]
-            self.state = self.model.initial_state(1, "cpu")
-            self.generator = torch.Generator().manual_seed(seed)
+            generator = torch.Generator().manual_seed(seed)
+            self.runner = PolicyRunner(_POLICIES[seat.checkpoint], 1, "cpu", generator)
 
     def act(self, obs: Any) -> int:
         if self.kind == "noop":
             return 0
         if self.kind == "random":
             return int(self.rng.integers(self.n))
-        import torch
+        from sf_train.acting import stack_obs
 
-        with torch.no_grad():
-            if isinstance(obs, dict):
-                x = {k: torch.as_tensor(v)[None] for k, v in obs.items()}
-            else:
-                x = torch.as_tensor(obs)[None]
-            out = self.model(x, self.state)
-            self.state = out.rnn_state
-            return int(self.model.action_dist.sample(out.logits, self.generator)[0])
+        return int(self.runner.act(stack_obs([obs]), _ONE_ENV)[0])
 
 
 def _play_bot_game(job: GameJob) -> GameRecord:

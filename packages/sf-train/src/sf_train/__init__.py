@@ -6,6 +6,8 @@ Modules, one concept each:
 - :mod:`sf_train.distributions`: action distributions for Discrete / MultiDiscrete / Tuple.
 - :mod:`sf_train.model` and :mod:`sf_train.normalize`: the actor-critic and its normalisers.
 - :mod:`sf_train.config` and :mod:`sf_train.config_cli`: typed config, validation, JSON, CLI.
+- :mod:`sf_train.acting`: the one acting loop (observations -> model -> actions, memories
+  reset where episodes end) that training, evaluation, videos and league games share.
 - :mod:`sf_train.buffer`, :mod:`sf_train.sampler`, :mod:`sf_train.learner`: sampling through
   the engine's async ``send``/``recv`` face and the APPO learner step.
 - :mod:`sf_train.envs`: the one place that makes envs from the config (any gymnasium id with

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from sf_train.acting import PolicyRunner, stack_obs
 from sf_train.checkpoint import load_checkpoint
 from sf_train.config import Config, resolve_device
 from sf_train.envs import (
@@ -158,8 +159,8 @@ def evaluate_policy(
         lengths: list[int] = []
         cut: list[bool] = []
         variables: list[np.ndarray] = []
-        state = model.initial_state(n, device)
         generator = torch.Generator(device).manual_seed(seed)
+        runner = PolicyRunner(model, n, device, generator, greedy)
         venv.async_reset(seed=seed)
         while (done_count < quota).any():
             obs, _, terminated, truncated, info = venv.recv()
@@ -174,16 +175,8 @@ def evaluate_policy(
                     final = info.get("final_info", {}).get("variables")
                     if final is not None and names:
                         variables.append(np.asarray(final[row], dtype=np.float64))
-            ended = torch.from_numpy(np.logical_or(terminated, truncated)).to(device)
-            idx = torch.from_numpy(ids).to(device)
-            state[idx] = torch.where(ended.unsqueeze(-1), 0.0, state[idx])
-            with torch.no_grad():
-                x = _to_device(obs, device)
-                out = model(x, state[idx])
-                dist = model.action_dist
-                actions = dist.mode(out.logits) if greedy else dist.sample(out.logits, generator)
-            state[idx] = out.rnn_state
-            venv.send(actions.cpu().numpy(), ids)
+            runner.reset(ids[np.logical_or(terminated, truncated)])
+            venv.send(runner.act(obs, ids).cpu().numpy(), ids)
     finally:
         venv.close()
     table = np.array(variables) if variables else np.zeros((0, len(names)))
@@ -200,12 +193,6 @@ def _eval_env_count(cfg: Config, wanted: int) -> int:
     games = -(-wanted // agents)
     workers = max(1, min(cfg.env.num_workers, games))
     return -(-games // workers) * workers * agents
-
-
-def _to_device(obs: Any, device: torch.device) -> Any:
-    if isinstance(obs, dict):
-        return {k: torch.as_tensor(np.array(v)).to(device) for k, v in obs.items()}
-    return torch.as_tensor(np.array(obs)).to(device)
 
 
 def record_video(
@@ -255,23 +242,17 @@ def record_video(
         generator = torch.Generator(dev).manual_seed(seed)
         for episode in range(episodes):
             obs = env.reset(seed + episode)
-            # One memory per agent: in self-play the policy plays every agent of the match.
-            states = {agent: model.initial_state(1, dev) for agent in obs}
+            # One env id (memory) per agent: in self-play the policy plays every agent.
+            env_id = {agent: k for k, agent in enumerate(obs)}
+            runner = PolicyRunner(model, len(env_id), dev, generator, greedy)
             frames.append(env.render())
             total, ended = 0.0, False
             while not ended:
-                actions = {}
-                for agent, agent_obs in obs.items():
-                    with torch.no_grad():
-                        policy = model(_to_device(_batch_of_one(agent_obs), dev), states[agent])
-                        dist = model.action_dist
-                        action = (
-                            dist.mode(policy.logits)
-                            if greedy
-                            else dist.sample(policy.logits, generator)
-                        )
-                    states[agent] = policy.rnn_state
-                    actions[agent] = _unbatch(action, env.action_space)
+                ids = np.array([env_id[agent] for agent in obs])
+                chosen = runner.act(stack_obs(list(obs.values())), ids).cpu().numpy()
+                actions = {
+                    a: _env_action(x, env.action_space) for a, x in zip(obs, chosen, strict=True)
+                }
                 obs, reward, ended = env.step(actions)
                 total += reward
                 frames.append(env.render())
@@ -334,14 +315,8 @@ class _Match:
         self.env.close()
 
 
-def _batch_of_one(obs: Any) -> Any:
-    if isinstance(obs, dict):
-        return {k: np.asarray(v)[None] for k, v in obs.items()}
-    return np.asarray(obs)[None]
-
-
-def _unbatch(action: torch.Tensor, space: spaces.Space) -> Any:
-    a = action[0].cpu().numpy()
+def _env_action(a: np.ndarray, space: spaces.Space) -> Any:
+    """One env's action (a row of the runner's) in the type its gymnasium space expects."""
     if isinstance(space, spaces.Discrete):
         return int(a)
     if isinstance(space, spaces.Tuple):

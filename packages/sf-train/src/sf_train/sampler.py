@@ -23,8 +23,9 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from sf_train.acting import ObsBatch, PolicyRunner
 from sf_train.buffer import TrajectoryBuffer
-from sf_train.model import ActorCritic, Obs
+from sf_train.model import ActorCritic
 
 __all__ = ["AsyncVectorEnv", "PolicySource", "Rollout", "Sampler", "StatefulEnv"]
 
@@ -99,11 +100,16 @@ def _copy(obs: Any) -> Any:
     return np.array(obs)
 
 
-def _rows(obs: Any, rows: np.ndarray) -> Obs:
-    """The recv() rows ``rows`` as torch tensors (copies: recv() arrays are views)."""
+def _rows(obs: Any, rows: np.ndarray) -> ObsBatch:
+    """The recv() rows ``rows`` (copies: recv() arrays are views)."""
     if isinstance(obs, dict):
-        return {k: torch.as_tensor(np.ascontiguousarray(v[rows])) for k, v in obs.items()}
-    return torch.as_tensor(np.ascontiguousarray(obs[rows]))
+        return {k: v[rows] for k, v in obs.items()}
+    return obs[rows]
+
+
+def _held(policy: int | PolicySource) -> AbstractContextManager[int]:
+    """Holds the weights fixed while they act and yields their version."""
+    return nullcontext(policy) if isinstance(policy, int) else policy()
 
 
 class Sampler:
@@ -111,7 +117,7 @@ class Sampler:
 
     Args:
         venv: The vector env (async face); the sampler calls ``async_reset`` on :meth:`start`.
-        model: The policy; inference runs on ``device`` under ``torch.no_grad``.
+        model: The policy; it acts through a :class:`~sf_train.acting.PolicyRunner`.
         T: Trajectory length.
         B: Trajectories per batch; the number of learning envs (``venv.num_envs`` without
             opponents) is the natural choice.
@@ -125,6 +131,10 @@ class Sampler:
         opponent_envs: Envs (rows) played by a frozen opponent instead of ``model``, e.g. the
             second agent of every duel; nothing of theirs is recorded. Set the opponent's weights
             with :meth:`set_opponent` before the first :meth:`collect`.
+
+    Attributes:
+        runner: Acts for the learning envs with ``model``; holds their recurrent states.
+        opponent: Acts for ``opponent_envs`` with a frozen copy of ``model``; None without.
     """
 
     def __init__(
@@ -141,17 +151,15 @@ class Sampler:
     ) -> None:
         self.venv = venv
         self.bootstrap_truncations = bootstrap_truncations
-        self._is_opponent = np.zeros(venv.num_envs, dtype=bool)
-        self.opponent: ActorCritic | None = None
+        n = venv.num_envs
+        self.runner = PolicyRunner(model, n, device, generator)
+        self._is_opponent = np.zeros(n, dtype=bool)
+        self.opponent: PolicyRunner | None = None
         if opponent_envs is not None and len(opponent_envs):
             self._is_opponent[np.asarray(opponent_envs)] = True
-            self.opponent = copy.deepcopy(model).eval()
-            self.opponent.requires_grad_(False)
-        self.model = model
+            frozen = copy.deepcopy(model).eval().requires_grad_(False)
+            self.opponent = PolicyRunner(frozen, n, device, generator)
         self.T, self.B = T, B
-        self.device = device
-        self.generator = generator
-        n = venv.num_envs
         self._free = deque(
             TrajectoryBuffer(
                 T, B, venv.single_observation_space, model.action_dist.action_shape, model.rnn_size
@@ -159,7 +167,6 @@ class Sampler:
             for _ in range(num_buffers)
         )
         self._filling: list[_Slot] = []
-        self._rnn_state = model.initial_state(n, device)
         # Where each env writes: its slot (by object), column and step; None before its start.
         self._slot: list[_Slot | None] = [None] * n
         self._col = np.zeros(n, dtype=np.int64)
@@ -184,9 +191,8 @@ class Sampler:
         envs forget their recurrent memory, which belonged to the previous opponent."""
         if self.opponent is None:
             raise RuntimeError("set_opponent() on a sampler without opponent_envs")
-        self.opponent.load_state_dict(state_dict)
-        rows = torch.from_numpy(np.flatnonzero(self._is_opponent)).to(self.device)
-        self._rnn_state[rows] = 0.0
+        self.opponent.model.load_state_dict(state_dict)
+        self.opponent.reset(np.flatnonzero(self._is_opponent))
 
     def _assign(self, env_id: int) -> None:
         for slot in self._filling:
@@ -239,7 +245,10 @@ class Sampler:
         for e in env_ids[learning & (~started | (self._t[env_ids] == self.T))]:
             self._assign(int(e))
         if done.any():
-            self._rnn_state[torch.from_numpy(env_ids[done])] = 0.0
+            ended = env_ids[done]
+            self.runner.reset(ended)
+            if self.opponent is not None:
+                self.opponent.reset(ended)
         self._write_current(obs, env_ids, np.flatnonzero(learning))
 
     def _write_current(self, obs: Any, env_ids: np.ndarray, rows: np.ndarray) -> None:
@@ -251,43 +260,8 @@ class Sampler:
             first = e[self._t[e] == 0]
             if len(first):
                 cols = torch.from_numpy(self._col[first])
-                slot.buffer.rnn_state[cols] = self._rnn_state[torch.from_numpy(first)].cpu()
-
-    @torch.no_grad()
-    def _forward(
-        self,
-        obs: Any,
-        rows: np.ndarray,
-        env_ids: np.ndarray,
-        policy: int | PolicySource,
-        model: ActorCritic | None = None,
-    ) -> tuple[Any, int]:
-        """The output of ``model`` (the learning one by default) for ``obs[rows]`` of the envs
-        ``env_ids`` (their recurrent states), and the version of the weights that computed it."""
-        model = self.model if model is None else model
-        x = _rows(obs, rows)
-        if isinstance(x, dict):
-            x = {k: v.to(self.device, non_blocking=True) for k, v in x.items()}
-        else:
-            x = x.to(self.device, non_blocking=True)
-        ids = torch.from_numpy(env_ids).to(self.device)
-        with nullcontext(policy) if isinstance(policy, int) else policy() as policy_version:
-            return model(x, self._rnn_state[ids]), policy_version
-
-    @torch.no_grad()
-    def _choose(
-        self,
-        obs: Any,
-        rows: np.ndarray,
-        env_ids: np.ndarray,
-        policy: int | PolicySource,
-        model: ActorCritic,
-    ) -> tuple[Any, torch.Tensor, int]:
-        """Samples the actions of recv() rows ``rows`` with ``model`` and advances their
-        recurrent states; returns the model's output, the actions and the weights' version."""
-        out, policy_version = self._forward(obs, rows, env_ids[rows], policy, model)
-        self._rnn_state[torch.from_numpy(env_ids[rows]).to(self.device)] = out.rnn_state
-        return out, model.action_dist.sample(out.logits, self.generator), policy_version
+                memory = self.runner.rnn_state[torch.from_numpy(first)]
+                slot.buffer.rnn_state[cols] = memory.cpu()
 
     def _truncation_values(
         self,
@@ -311,8 +285,9 @@ class Sampler:
                 "value bootstrapping needs: use an env that autoresets SAME_STEP with final_obs "
                 "(as the sf-envs engine does) or turn value_bootstrap off"
             )
-        out, _ = self._forward(info["final_obs"], cut, env_ids[cut], policy)
-        values[cut] = out.values.cpu().numpy()
+        with _held(policy):
+            cut_values = self.runner.values(_rows(info["final_obs"], cut), env_ids[cut])
+        values[cut] = cut_values.cpu().numpy()
         return values
 
     @torch.no_grad()
@@ -320,18 +295,18 @@ class Sampler:
         """Chooses every row's action (the opponent's rows by the opponent), records the
         learning rows' choices and sends all of them in one call."""
         actions = torch.zeros(
-            (len(env_ids), *self.model.action_dist.action_shape), dtype=torch.int64
+            (len(env_ids), *self.runner.model.action_dist.action_shape), dtype=torch.int64
         )
         learning = ~self._is_opponent[env_ids]
         opponent_rows = np.flatnonzero(~learning)
-        if len(opponent_rows):
-            _, sampled, _ = self._choose(obs, opponent_rows, env_ids, 0, self.opponent)  # type: ignore[arg-type]
+        if self.opponent is not None and len(opponent_rows):
+            sampled = self.opponent.act(_rows(obs, opponent_rows), env_ids[opponent_rows])
             actions[torch.from_numpy(opponent_rows)] = sampled.cpu()
         rows = np.flatnonzero(learning)
         if len(rows):
-            out, sampled, policy_version = self._choose(obs, rows, env_ids, policy, self.model)
-            log_probs = self.model.action_dist.log_prob(out.logits, sampled).cpu()
-            sampled, values = sampled.cpu(), out.values.cpu()
+            with _held(policy) as policy_version:
+                decision = self.runner.decide(_rows(obs, rows), env_ids[rows])
+            sampled, log_probs, values = (x.cpu() for x in decision)
             actions[torch.from_numpy(rows)] = sampled
             for slot, sub in self._by_slot(env_ids, rows):
                 e = env_ids[sub]
@@ -418,7 +393,8 @@ class Sampler:
                 "(batch_size == num_envs); asynchronous runs resume from fresh episodes"
             )
         obs, env_ids = self._parked
-        return {"rnn_state": self._rnn_state.cpu().clone(), "obs": _copy(obs), "env_ids": env_ids}
+        rnn_state = self.runner.rnn_state.cpu().clone()
+        return {"rnn_state": rnn_state, "obs": _copy(obs), "env_ids": env_ids}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restores :meth:`state_dict` into a sampler that has not started; call it instead of
@@ -426,7 +402,7 @@ class Sampler:
         if any(s is not None for s in self._slot):
             raise RuntimeError("load_state_dict() needs a fresh sampler: do not start() it first")
         obs, env_ids = state["obs"], np.asarray(state["env_ids"], dtype=np.int64)
-        self._rnn_state.copy_(torch.as_tensor(state["rnn_state"]))
+        self.runner.rnn_state.copy_(torch.as_tensor(state["rnn_state"]))
         for e in env_ids[~self._is_opponent[env_ids]]:
             self._assign(int(e))
         self._write_current(obs, env_ids, np.flatnonzero(~self._is_opponent[env_ids]))
