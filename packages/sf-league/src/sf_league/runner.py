@@ -85,10 +85,7 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-_TORCH_THREADS = [1]  # torch threads per runner, set when a checkpoint first plays
-
-
-def worker_init(torch_threads: int = 1) -> None:
+def worker_init() -> None:
     """Prepares a runner process: its own working folder (ViZDoom writes ``_vizdoom/`` into
     the cwd), one torch thread (the runners already fill the cores), a parent watchdog.
 
@@ -105,7 +102,6 @@ def worker_init(torch_threads: int = 1) -> None:
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     # Runners end through os._exit, which skips atexit; multiprocessing's finalizers still run.
     multiprocessing.util.Finalize(None, _CACHE.close, exitpriority=10)
-    _TORCH_THREADS[0] = torch_threads
 
 
 _POLICIES: dict[str, Any] = {}  # checkpoint path -> network, loaded once per runner
@@ -126,7 +122,7 @@ class _Actor:
             from sf_train.evaluate import load_policy
 
             if not _POLICIES:
-                torch.set_num_threads(_TORCH_THREADS[0])
+                torch.set_num_threads(1)  # the runners already fill the cores
             if seat.checkpoint not in _POLICIES:
                 _POLICIES[seat.checkpoint] = load_policy(
                     seat.run_dir,
