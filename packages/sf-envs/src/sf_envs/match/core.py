@@ -43,7 +43,7 @@ _GUARDED_CONNECT_TIMEOUT_S = 60.0
 ENGINE_LOG = "engine.log"
 
 
-def _engine_pids(ini_paths: set[str]) -> list[int]:
+def _engine_pids(ini_paths: list[str]) -> list[int]:
     """PIDs of this process's engine children started with one of ``ini_paths`` as config."""
     return [
         pid
@@ -54,7 +54,7 @@ def _engine_pids(ini_paths: set[str]) -> list[int]:
 
 def _kill_engines(ini_paths: list[str]) -> None:
     # Only engines still running with our config paths: a bare PID could have been reused.
-    for pid in _engine_pids(set(ini_paths)):
+    for pid in _engine_pids(ini_paths):
         try:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
@@ -182,7 +182,7 @@ class MatchCore:
                 raise
             raise MatchError(f"{e}\nlast output of the engines ({log}):\n{tail}") from e
         finally:
-            self.engine_pids = _engine_pids({p.ini_path for p in self.players})
+            self.engine_pids = _engine_pids(self._ini_paths)
 
     def _started_port(self) -> PortLease:
         """A leased, bound port; the config is first probed there unless already proven."""
@@ -257,7 +257,7 @@ class MatchCore:
 
         ls.run(restart)
         if fresh_engine:
-            self.engine_pids = _engine_pids({p.ini_path for p in players})
+            self.engine_pids = _engine_pids(self._ini_paths)
         self.scoreboard = dict.fromkeys(self._frag_baseline, 0.0)
         missing = [b for b in bots if b not in self._frag_baseline]
         if missing:
