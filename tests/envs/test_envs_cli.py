@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import imageio.v2 as imageio
+import pytest
 
+import sf_envs
 from sf_envs.cli import main
 
 
 def test_list_prints_every_scenario_id(capsys) -> None:
     assert main(["list"]) == 0
-    out = capsys.readouterr().out.replace("\n", "")
-    for fragment in ("sf/DoomBasic-v0", "Discrete(4)", "300 tics"):
+    # Captured output is not a terminal, as in CI or `| tee`: no line is cut or wrapped.
+    out = capsys.readouterr().out
+    for fragment in (*sf_envs.env_ids(), "Discrete(4)", "300 tics = 75 steps"):
         assert fragment in out
     # The matches, with the ids single-agent libraries use and the self-play id.
     for fragment in ("duel_bots", "sf/DoomDuelBots-v0", "sf/DoomDuel-v0", "deathmatch_bots"):
@@ -33,4 +36,15 @@ def test_bench_reports_frames_per_second(capsys) -> None:
 
 def test_unknown_id_exits_2_and_lists_the_known_ids(capsys) -> None:
     assert main(["record", "sf/DoomNoSuchThing-v0"]) == 2
-    assert "sf/DoomDefendTheCenter-v0" in capsys.readouterr().out.replace("\n", "")
+    assert "sf/DoomDefendTheCenter-v0" in capsys.readouterr().out
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch) -> None:
+    """Only errors about what the user gave print as one line; a ValueError from inside is a bug."""
+
+    def broken(_):
+        raise ValueError("an internal invariant broke")
+
+    monkeypatch.setattr("sf_envs.cli._list", broken)
+    with pytest.raises(ValueError, match="an internal invariant broke"):
+        main(["list"])

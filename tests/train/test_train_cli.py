@@ -49,8 +49,21 @@ def test_user_errors_print_the_fix(tmp_path, toy_flags, capsys):
     assert "not a run folder" in capsys.readouterr().err
     assert main(["train", *toy_flags, "--run-dir", str(tmp_path), "--num-envs", "0"]) == 2
     assert "env.num_envs=0" in capsys.readouterr().err
+    assert main(["train", "--env", "sf/DoomNoSuchThing-v0", "--run-dir", str(tmp_path)]) == 2
+    assert "unknown env 'sf/DoomNoSuchThing-v0'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["frobnicate"])
+
+
+def test_a_bug_keeps_its_traceback(tmp_path, toy_flags, monkeypatch):
+    """Only errors about what the user gave print as one line; a ValueError from inside is a bug."""
+
+    def broken(*args, **kwargs):
+        raise ValueError("an internal invariant broke")
+
+    monkeypatch.setattr("sf_train.trainer.train", broken)
+    with pytest.raises(ValueError, match="an internal invariant broke"):
+        main(["train", *toy_flags, "--run-dir", str(tmp_path / "run"), "--frames", "16"])
 
 
 TINY_FLAGS = [

@@ -20,6 +20,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
+from sf_envs.errors import OptionError
+
 __all__ = ["TOY_ENV", "ToyEnv", "ToyVecEnv", "make_toy_vec"]
 
 _STATE_ARRAYS = ("_side", "_col", "_final_col", "_t", "_return", "_reward", "_ended")
@@ -72,13 +74,13 @@ class ToyVecEnv:
         episode_lengths: Sequence[int] = (),
     ) -> None:
         if any(length < 1 for length in episode_lengths):
-            raise ValueError(f"episode_lengths={episode_lengths}: every length must be >= 1")
+            raise OptionError(f"episode_lengths={episode_lengths}: every length must be >= 1")
         self.num_envs = num_envs
         self.episode_lengths = np.asarray(episode_lengths or [episode_length], dtype=np.int64)
         self.time_limit = time_limit
         self.batch_size = num_envs if batch_size is None else batch_size
         if not 1 <= self.batch_size <= num_envs:
-            raise ValueError(f"batch_size={batch_size}: use 1..num_envs ({num_envs})")
+            raise OptionError(f"batch_size={batch_size}: use 1..num_envs ({num_envs})")
         self.episode_length = episode_length
         self.shuffle = shuffle
         screen = spaces.Box(0, 255, obs_shape, dtype=np.uint8)
@@ -232,7 +234,7 @@ def _screen_shape(
 ) -> tuple[int, int, int]:
     """``(C, H, W)`` from the options sf-train gives every env."""
     if frame_skip != 1:
-        raise ValueError(f"frame_skip={frame_skip}: the toy env has no frames to skip; use 1")
+        raise OptionError(f"frame_skip={frame_skip}: the toy env has no frames to skip; use 1")
     width, height = obs_size
     return (1 if grayscale else 3, height, width)
 
@@ -250,7 +252,7 @@ def make_toy_vec(
     sf-train gives every env (``num_workers`` is unused: the toy steps in-process);
     ``kwargs`` are :class:`ToyVecEnv`'s own."""
     if num_workers < 1:
-        raise ValueError(f"num_workers={num_workers}: use at least 1")
+        raise OptionError(f"num_workers={num_workers}: use at least 1")
     shape = _screen_shape(obs_size, grayscale, frame_skip)
     return ToyVecEnv(num_envs, batch_size, obs_shape=shape, **kwargs)
 
@@ -277,7 +279,7 @@ class ToyEnv(gym.Env):
         **kwargs: Any,
     ) -> None:
         if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+            raise OptionError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.render_mode = render_mode
         shape = _screen_shape(obs_size, grayscale, frame_skip)
         self._vec = ToyVecEnv(1, obs_shape=shape, **kwargs)

@@ -6,7 +6,7 @@ Importing the package registers one gymnasium id per scenario, e.g. ``sf/DoomBas
 from __future__ import annotations
 
 from sf_envs.env import DoomEnv
-from sf_envs.errors import ClosedEnvError
+from sf_envs.errors import ClosedEnvError, OptionError
 from sf_envs.game import DoomCore
 from sf_envs.match import MatchEnv, make_match, match_scenario_names
 from sf_envs.match_single import SingleAgentMatchEnv
@@ -24,6 +24,7 @@ __all__ = [
     "DoomOptions",
     "DoomVectorEnv",
     "MatchEnv",
+    "OptionError",
     "Scenario",
     "SingleAgentMatchEnv",
     "VectorEnvError",

@@ -6,19 +6,19 @@ import argparse
 import sys
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
-from rich.console import Console
 from rich.table import Table
 
 import sf_envs
+from sf_envs.errors import OptionError
 from sf_envs.match.scenarios import MATCH_SCENARIOS
 from sf_envs.options import DoomOptions
 from sf_envs.speed import steps_per_second
+from sf_envs.terminal import make_console
 
 __all__ = ["main"]
 
-console = Console()
+console = make_console()
 
 
 def _list(_: argparse.Namespace) -> int:
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, gym.error.Error) as exc:
+    except OptionError as exc:  # anything else is a bug and keeps its traceback
         console.print(f"[red]error:[/red] {exc}")
         return 2
 

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from sf_envs.errors import ClosedEnvError
+from sf_envs.errors import ClosedEnvError, OptionError
 from sf_envs.game import DoomCore
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import Scenario, get_scenario
@@ -52,12 +52,12 @@ class DoomEnv(gym.Env):
         **options: Any,
     ) -> None:
         if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+            raise OptionError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
         try:
             self.options = DoomOptions.create(**options)
         except TypeError as exc:
-            raise ValueError(f"{exc}; valid options: {', '.join(_OPTION_NAMES)}") from None
+            raise OptionError(f"{exc}; valid options: {', '.join(_OPTION_NAMES)}") from None
         self.render_mode = render_mode
         self._core = DoomCore(scenario, self.options, workdir)
         self.scenario = scenario

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from sf_envs.errors import ClosedEnvError
+from sf_envs.errors import ClosedEnvError, OptionError
 from sf_envs.match.env import MatchEnv
 from sf_envs.match.scenarios import MATCH_SCENARIOS, MatchConfig
 from sf_envs.match.unit import MatchUnitFactory
@@ -44,7 +44,7 @@ def _single_agent_config(scenario: str, kwargs: dict[str, Any]) -> MatchConfig:
     config = MatchConfig.create(scenario, **kwargs)
     if config.num_agents != 1:
         single = sorted(s.name for s in MATCH_SCENARIOS.values() if s.env_id and s.num_agents == 1)
-        raise ValueError(
+        raise OptionError(
             f"a single-agent env needs a match of one learning agent, but {scenario} has "
             f"{config.num_agents}; use {' or '.join(single)}, or sf_envs.make_match for more"
         )
@@ -157,7 +157,7 @@ def refuse_single_env(scenario: str, **kwargs: Any) -> gym.Env:
     for one agent, so it gets an error naming the two forms that exist."""
     config = MatchConfig.create(scenario, **kwargs)
     env_id = MATCH_SCENARIOS[scenario].env_id
-    raise ValueError(
+    raise OptionError(
         f"{env_id} is a match of {config.num_agents} learning agents and gymnasium.make gives "
         f"one agent: use gymnasium.make_vec({env_id!r}, num_envs=k * {config.num_agents}) "
         f"(one env per agent, self-play) or sf_envs.make_match({scenario!r}) (PettingZoo)"

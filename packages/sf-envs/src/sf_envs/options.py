@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import vizdoom
 
+from sf_envs.errors import OptionError
 from sf_envs.preprocess import INTERPOLATIONS
 
 __all__ = ["DoomOptions", "parse_size"]
@@ -24,7 +25,7 @@ def parse_size(value: str | tuple[int, int] | list[int], what: str) -> tuple[int
         and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
     ):
         return int(value[0]), int(value[1])
-    raise ValueError(f"{what} must be WIDTHxHEIGHT, e.g. '160x120' or (160, 120); got {value!r}")
+    raise OptionError(f"{what} must be WIDTHxHEIGHT, e.g. '160x120' or (160, 120); got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class DoomOptions:
         )
         errors += options.problems()
         if errors:
-            raise ValueError("invalid Doom options:\n  - " + "\n  - ".join(errors))
+            raise OptionError("invalid Doom options:\n  - " + "\n  - ".join(errors))
         return options
 
     def problems(self) -> list[str]:

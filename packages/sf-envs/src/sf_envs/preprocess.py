@@ -42,6 +42,8 @@ from typing import Any
 import numba
 import numpy as np
 
+from sf_envs.errors import OptionError
+
 __all__ = ["INTERPOLATIONS", "FrameStack", "Resizer", "rgb_to_gray", "rgb_to_gray_unchecked"]
 
 logger = logging.getLogger(__name__)
@@ -313,11 +315,11 @@ def _check_hw(name: str, hw: Any) -> tuple[int, int]:
     try:
         h, w = (int(v) for v in hw)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise OptionError(
             f"{name} must be a (height, width) pair of positive ints, got {hw!r}."
         ) from None
     if h < 1 or w < 1:
-        raise ValueError(f"{name} must be a (height, width) pair of positive ints, got {hw!r}.")
+        raise OptionError(f"{name} must be a (height, width) pair of positive ints, got {hw!r}.")
     return h, w
 
 
@@ -357,12 +359,12 @@ class Resizer:
         self, src_hw: tuple[int, int], dst_hw: tuple[int, int], interpolation: str = "area"
     ) -> None:
         if interpolation not in INTERPOLATIONS:
-            raise ValueError(
+            raise OptionError(
                 f"Unknown interpolation {interpolation!r}; use one of {', '.join(INTERPOLATIONS)}."
             )
         (sh, sw), (dh, dw) = _check_hw("src_hw", src_hw), _check_hw("dst_hw", dst_hw)
         if interpolation == "area" and (dh > sh or dw > sw):
-            raise ValueError(
+            raise OptionError(
                 f"'area' interpolation only shrinks, but dst_hw {(dh, dw)} is larger than "
                 f"src_hw {(sh, sw)} along an axis; use 'bilinear' (or 'nearest') to enlarge."
             )

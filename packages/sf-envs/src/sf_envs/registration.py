@@ -12,6 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from sf_envs.errors import OptionError
 from sf_envs.match.scenarios import MATCH_SCENARIOS, MatchScenario
 from sf_envs.scenarios import SCENARIOS
 
@@ -74,5 +75,5 @@ def make(env_id: str, **kwargs: Any) -> gym.Env:
     """``gym.make`` for sf ids, with an error that lists the known ids for an unknown one."""
     known = env_ids() + match_env_ids() + self_play_env_ids()
     if env_id not in known:
-        raise ValueError(f"unknown env id {env_id!r}; known ids: {', '.join(known)}")
+        raise OptionError(f"unknown env id {env_id!r}; known ids: {', '.join(known)}")
     return gym.make(env_id, **kwargs)

@@ -13,6 +13,8 @@ from itertools import chain
 
 import vizdoom
 
+from sf_envs.errors import OptionError
+
 __all__ = ["COMMON_GAME_VARIABLES", "SCENARIOS", "Scenario", "get_scenario", "scenario_names"]
 
 #: Game variables reported in ``info`` on every step of every scenario. Cheap to read, and what
@@ -186,6 +188,6 @@ def get_scenario(name: str) -> Scenario:
     try:
         return SCENARIOS[name]
     except KeyError:
-        raise ValueError(
+        raise OptionError(
             f"unknown scenario {name!r}; known scenarios: {', '.join(scenario_names())}"
         ) from None

@@ -15,12 +15,12 @@ import json
 import logging
 import sys
 
-from rich.console import Console
-from rich.logging import RichHandler
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from sf_envs.errors import OptionError
+from sf_envs.terminal import LineProgress, log_handler, make_console
 from sf_train.checkpoint import CheckpointError
 from sf_train.config import Config, ConfigError
 from sf_train.config_cli import add_config_arguments, config_from_args
@@ -29,8 +29,10 @@ from sf_train.run_folder import CONFIG_FILE, RunFolderError, load_run_config
 
 __all__ = ["main"]
 
-console = Console(stderr=True)
-USER_ERRORS = (ConfigError, RunFolderError, CheckpointError, ValueError)
+console = make_console(stderr=True)
+# Problems with what the user gave (flags, ids, files) print as one line; anything else is a bug
+# and keeps its traceback.
+USER_ERRORS = (ConfigError, RunFolderError, CheckpointError, OptionError)
 
 
 def _train_parser(defaults: Config | None = None) -> argparse.ArgumentParser:
@@ -63,7 +65,9 @@ def _train(argv: list[str]) -> int:
     # flags given change it.
     pre = _train_parser().parse_known_args(argv)[0]
     if pre.resume and pre.preset != "default":
-        raise ValueError("--preset starts a new run: drop it with --resume (the run keeps its own)")
+        raise OptionError(
+            "--preset starts a new run: drop it with --resume (the run keeps its own)"
+        )
     defaults = PRESETS[pre.preset]()
     if pre.resume:
         defaults = load_run_config(vars(pre)["run.run_dir"])
@@ -79,7 +83,7 @@ def _train(argv: list[str]) -> int:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console) as bar:
+    with LineProgress(*columns, console=console) as bar:
         task = bar.add_task(cfg.env.env, total=cfg.run.frames, fps=0.0, reward="-", lag="-")
 
         def show(p: TrainProgress) -> None:
@@ -152,7 +156,7 @@ def _eval(argv: list[str]) -> int:
             f"{summary[name + '_mean']:.2f} ± {summary[name + '_std']:.2f}",
             f"{summary[name + '_median']:.2f}",
         )
-    Console().print(table)
+    make_console().print(table)
     return 0
 
 
@@ -212,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO,
         format="%(message)s",
-        handlers=[RichHandler(console=console, show_path=False)],
+        handlers=[log_handler(console)],
     )
     command, rest = COMMANDS[argv[0]][0], argv[1:]
     try:

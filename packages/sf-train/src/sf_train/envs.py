@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
 
+from sf_envs.errors import OptionError
 from sf_train.config import EnvConfig
 from sf_train.sampler import AsyncVectorEnv
 
@@ -41,7 +42,7 @@ def env_spec(env_id: str) -> EnvSpec:
     """The registration of ``env_id``; ``MODULE:ID`` first imports MODULE (which registers ID).
 
     Raises:
-        ValueError: If the id is not registered (or MODULE cannot be imported).
+        OptionError: If the id is not registered (or MODULE cannot be imported).
     """
     import sf_envs  # noqa: F401  (registers the sf/Doom*-v0 ids)
 
@@ -52,7 +53,7 @@ def env_spec(env_id: str) -> EnvSpec:
         return gym.spec(name)
     except (ImportError, gym.error.Error) as e:
         doom = sorted(k for k in gym.registry if k.startswith("sf/"))
-        raise ValueError(
+        raise OptionError(
             f"unknown env {env_id!r} ({e}): use a registered gymnasium id, e.g. one of "
             f"{', '.join(doom)}, or MODULE:ID for an id that MODULE registers when imported"
         ) from e
@@ -71,7 +72,7 @@ def make_env(
         batch_size: Overrides ``cfg.batch_size``.
 
     Raises:
-        ValueError: If the id is not registered (see :func:`env_spec`).
+        OptionError: If the id is not registered (see :func:`env_spec`).
     """
     env_spec(cfg.env)
     n = cfg.num_envs if num_envs is None else num_envs

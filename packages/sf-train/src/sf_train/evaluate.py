@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from sf_envs.errors import OptionError
 from sf_train.acting import PolicyRunner, stack_obs
 from sf_train.checkpoint import load_checkpoint
 from sf_train.config import Config, resolve_device
@@ -144,10 +145,10 @@ def evaluate_policy(
     a function that builds it for the vector env), every env an equal share.
 
     Raises:
-        ValueError: If ``episodes`` < 1.
+        OptionError: If ``episodes`` < 1.
     """
     if episodes < 1:
-        raise ValueError(f"episodes={episodes}: evaluate at least one episode")
+        raise OptionError(f"episodes={episodes}: evaluate at least one episode")
     n = _eval_env_count(cfg, min(num_envs or cfg.env.num_envs, episodes))
     quota = np.full(n, episodes // n) + (np.arange(n) < episodes % n)
     venv = make_env(cfg.env, num_envs=n, batch_size=n)
@@ -213,19 +214,19 @@ def record_video(
         The video path and the return of each recorded episode.
 
     Raises:
-        ValueError: If the suffix is neither .gif nor .mp4, or MP4 lacks its ffmpeg backend.
+        OptionError: If the suffix is neither .gif nor .mp4, or MP4 lacks its ffmpeg backend.
     """
     import imageio.v2 as imageio
 
     out = Path(out)
     suffix = out.suffix.lower()
     if suffix not in (".gif", ".mp4"):
-        raise ValueError(f"--out {out}: name a .gif or .mp4 file")
+        raise OptionError(f"--out {out}: name a .gif or .mp4 file")
     if suffix == ".mp4":
         try:
             import imageio_ffmpeg  # noqa: F401
         except ImportError as e:
-            raise ValueError(
+            raise OptionError(
                 "writing .mp4 needs imageio-ffmpeg: pip install 'sf-train[video]' or write a .gif"
             ) from e
     cfg = load_run_config(run_dir)

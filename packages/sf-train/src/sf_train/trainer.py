@@ -35,7 +35,14 @@ import torch
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
-from sf_train.config import AlgoConfig, Config, config_to_dict, resolve_device, validate
+from sf_train.config import (
+    AlgoConfig,
+    Config,
+    ConfigError,
+    config_to_dict,
+    resolve_device,
+    validate,
+)
 from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
@@ -549,9 +556,12 @@ def _opponent_envs(cfg: Config) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     agents = agents_per_game(cfg.env)
     if agents == 1:
-        raise ValueError(
-            f"algo.opponent_pool={cfg.algo.opponent_pool} needs an env of several learning agents "
-            f"per game (self-play: sf/DoomDuel-v0), not {cfg.env.env}; drop --opponent-pool"
+        raise ConfigError(
+            [
+                f"algo.opponent_pool={cfg.algo.opponent_pool} needs an env of several learning "
+                f"agents per game (self-play: sf/DoomDuel-v0), not {cfg.env.env}; drop "
+                "--opponent-pool"
+            ]
         )
     return np.flatnonzero(np.arange(cfg.env.num_envs) % agents != 0)
 

@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
+from sf_envs.errors import OptionError
 from sf_envs.vector.async_env import DoomAsyncVectorEnv
 
 __all__ = ["SB3VecEnv", "make_sb3_vec_env"]
@@ -44,7 +45,7 @@ class SB3VecEnv(VecEnv):
 
     def __init__(self, engine: DoomAsyncVectorEnv) -> None:
         if engine.batch_size != engine.num_envs:
-            raise ValueError(
+            raise OptionError(
                 f"SB3 steps every env at once: make the engine with batch_size=num_envs "
                 f"({engine.num_envs}), got batch_size={engine.batch_size}"
             )

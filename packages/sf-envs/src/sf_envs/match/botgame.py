@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from sf_envs.errors import OptionError
 from sf_envs.match.bots import bot_ladder
 from sf_envs.match.core import MatchCore
 from sf_envs.match.lockstep import MatchError
@@ -81,9 +82,9 @@ def bot_game_config(
     try:
         match_map = get_map(map_name)
     except ValueError as exc:
-        raise ValueError(f"invalid bot game:\n  - {exc}") from None
+        raise OptionError(f"invalid bot game:\n  - {exc}") from None
     if isinstance(bot_levels, (str, bytes)) or not isinstance(bot_levels, Sequence):
-        raise ValueError(
+        raise OptionError(
             f"invalid bot game:\n  - bot_levels must be a list of levels, one per bot, "
             f"got {bot_levels!r}"
         )
@@ -109,7 +110,7 @@ def bot_game_config(
             f"measured to differ in strength; see sf_envs.match.bots), got {bad}"
         )
     if errors:
-        raise ValueError("invalid bot game:\n  - " + "\n  - ".join(errors))
+        raise OptionError("invalid bot game:\n  - " + "\n  - ".join(errors))
     try:
         return MatchConfig.create(
             BOT_GAME,
@@ -124,7 +125,7 @@ def bot_game_config(
             grayscale=True,
         )
     except ValueError as exc:
-        raise ValueError(str(exc).replace("invalid bot_game match", "invalid bot game")) from None
+        raise OptionError(str(exc).replace("invalid bot_game match", "invalid bot game")) from None
 
 
 def play_bot_game(

@@ -14,6 +14,8 @@ from itertools import chain
 
 import vizdoom
 
+from sf_envs.errors import OptionError
+
 __all__ = ["MAPS", "UNSUPPORTED_MAPS", "MatchMap", "get_map", "map_names"]
 
 _PACKAGE_DIR = os.path.dirname(vizdoom.__file__)
@@ -159,8 +161,8 @@ def get_map(name: str) -> MatchMap:
     if name in MAPS:
         return MAPS[name]
     if name in UNSUPPORTED_MAPS:
-        raise ValueError(
+        raise OptionError(
             f"map {name!r} cannot host a match: {UNSUPPORTED_MAPS[name]}; "
             f"use one of {', '.join(map_names())}"
         )
-    raise ValueError(f"unknown map {name!r}; known maps: {', '.join(map_names())}")
+    raise OptionError(f"unknown map {name!r}; known maps: {', '.join(map_names())}")

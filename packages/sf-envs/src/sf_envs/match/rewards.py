@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from sf_envs.errors import OptionError
+
 __all__ = ["EVENTS", "RewardConfig"]
 
 #: Per-step event counts every player reports, in this order, to :meth:`RewardConfig.reward`.
@@ -86,14 +88,14 @@ class RewardConfig:
         if isinstance(value, dict):
             unknown = sorted(set(value) - set(EVENTS))
             if unknown:
-                raise ValueError(
+                raise OptionError(
                     f"unknown reward terms {unknown}; valid terms: {', '.join(EVENTS)}"
                 )
             bad = [k for k, v in value.items() if not isinstance(v, (int, float))]
             if bad:
-                raise ValueError(f"reward weights must be numbers; check {bad}")
+                raise OptionError(f"reward weights must be numbers; check {bad}")
             return cls(**{k: float(v) for k, v in value.items()})
-        raise ValueError(
+        raise OptionError(
             f"rewards must be a RewardConfig, a dict of weights, 'frags' or 'shaped'; got {value!r}"
         )
 

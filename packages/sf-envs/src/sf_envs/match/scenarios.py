@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sf_envs.errors import OptionError
 from sf_envs.match.bots import BotSpec, bot_ladder, bot_specs
 from sf_envs.match.maps import MatchMap, get_map
 from sf_envs.match.rewards import RewardConfig
@@ -124,7 +125,7 @@ def get_match_scenario(name: str) -> MatchScenario:
     try:
         return MATCH_SCENARIOS[name]
     except KeyError:
-        raise ValueError(
+        raise OptionError(
             f"unknown match scenario {name!r}; known: {', '.join(match_scenario_names())}"
         ) from None
 
@@ -261,7 +262,7 @@ class MatchConfig:
         except ValueError as exc:
             errors.append(str(exc))
         if errors:
-            raise ValueError(f"invalid {scenario.name} match:\n  - " + "\n  - ".join(errors))
+            raise OptionError(f"invalid {scenario.name} match:\n  - " + "\n  - ".join(errors))
         return cls(
             scenario=scenario,
             map=match_map,

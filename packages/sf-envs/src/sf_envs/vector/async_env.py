@@ -27,6 +27,7 @@ from gymnasium.error import AlreadyPendingCallError, NoAsyncCallError
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from sf_envs.errors import OptionError
 from sf_envs.vector import protocol
 from sf_envs.vector.base import BatchView, VectorCore, default_workers
 from sf_envs.vector.engine import EngineSettings
@@ -90,11 +91,11 @@ class DoomAsyncVectorEnv:
     ) -> None:
         batch_size = num_envs if batch_size is None else batch_size
         if not isinstance(batch_size, int) or not 1 <= batch_size <= num_envs:
-            raise ValueError(f"batch_size must be in [1, num_envs={num_envs}], got {batch_size!r}")
+            raise OptionError(f"batch_size must be in [1, num_envs={num_envs}], got {batch_size!r}")
         workers = default_workers(batch_size) if num_workers is None else num_workers
         per_unit = 1 if factory is None else factory.envs_per_unit
         if num_envs % batch_size or batch_size % (workers * per_unit):
-            raise ValueError(
+            raise OptionError(
                 f"batch_size={batch_size} must divide num_envs={num_envs} and be a multiple of "
                 f"num_workers={workers} (x {per_unit} envs per unit); e.g. num_envs=16, "
                 "batch_size=8, num_workers=2"

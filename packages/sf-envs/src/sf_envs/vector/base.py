@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from sf_envs.env import observation_space
-from sf_envs.errors import ClosedEnvError
+from sf_envs.errors import ClosedEnvError, OptionError
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import get_scenario
 from sf_envs.vector.buffers import BufferLayout, FieldSpec
@@ -116,7 +116,7 @@ def _unit_factory(
     try:
         doom_options = DoomOptions.create(**options)
     except TypeError as exc:
-        raise ValueError(
+        raise OptionError(
             f"{exc}; the vector env takes num_envs, num_workers, batch_size, "
             "autoreset_mode and the DoomOptions fields"
         ) from None
@@ -124,7 +124,7 @@ def _unit_factory(
         return DoomUnitFactory(get_scenario(scenario).name, doom_options)
     # The factory's options shape the buffers its units write; other ones would corrupt them.
     if options and doom_options != factory.options:
-        raise ValueError(
+        raise OptionError(
             f"options {options} disagree with the unit factory's {factory.options}; "
             "give the options to the factory only"
         )
@@ -149,17 +149,17 @@ class VectorCore:
         options: dict[str, Any],
     ) -> None:
         if not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+            raise OptionError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.factory = _unit_factory(scenario, factory, options)
         self.options = self.factory.options
         self.env_id = self.factory.env_id
         per_unit = self.factory.envs_per_unit
         if num_envs % per_unit:
-            raise ValueError(f"num_envs={num_envs} must be a multiple of {per_unit} envs per unit")
+            raise OptionError(f"num_envs={num_envs} must be a multiple of {per_unit} envs per unit")
         num_units = num_envs // per_unit
         self.num_workers = default_workers(num_units) if num_workers is None else num_workers
         if not isinstance(self.num_workers, int) or not 1 <= self.num_workers <= num_units:
-            raise ValueError(f"num_workers must be in [1, {num_units}], got {num_workers!r}")
+            raise OptionError(f"num_workers must be in [1, {num_units}], got {num_workers!r}")
         n_meas = self.factory.num_measurements
         self.variable_names = tuple(v.lower() for v in self.factory.variable_names)
         self.single_observation_space = observation_space(self.options, n_meas)

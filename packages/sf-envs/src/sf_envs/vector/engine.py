@@ -33,6 +33,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 
+from sf_envs.errors import OptionError
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import BufferLayout, SharedBuffers
 from sf_envs.vector.procs import kill_group, log_tail
@@ -84,9 +85,9 @@ class EngineSettings:
     def __post_init__(self) -> None:
         for name in ("step_timeout_s", "start_timeout_s", "restart_window_s"):
             if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0 seconds, got {getattr(self, name)!r}")
+                raise OptionError(f"{name} must be > 0 seconds, got {getattr(self, name)!r}")
         if not isinstance(self.max_restarts, int) or self.max_restarts < 0:
-            raise ValueError(f"max_restarts must be an integer >= 0, got {self.max_restarts!r}")
+            raise OptionError(f"max_restarts must be an integer >= 0, got {self.max_restarts!r}")
 
     def worker_cpus(self, num_workers: int) -> list[int | None]:
         """The CPU each worker is pinned to (None: not pinned)."""

@@ -8,6 +8,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from sf_envs.errors import OptionError
 from sf_envs.vector import protocol
 from sf_envs.vector.base import BatchView, VectorCore
 from sf_envs.vector.engine import EngineSettings
@@ -72,7 +73,7 @@ class DoomVectorEnv(VectorEnv):
     ) -> None:
         mode = AutoresetMode(autoreset_mode)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
-            raise ValueError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {mode}")
+            raise OptionError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {mode}")
         self._core = VectorCore(
             scenario,
             num_envs,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sf_envs.errors import OptionError
 from sf_envs.vector.async_env import DoomAsyncVectorEnv
 from sf_envs.vector.gym_vector import DoomVectorEnv
 from sf_envs.vector.units import UnitFactory
@@ -39,7 +40,7 @@ def make_vec(
     if batch_size is None:
         return DoomVectorEnv(scenario, num_envs, factory=factory, **kwargs)
     if "autoreset_mode" in kwargs:
-        raise ValueError(
+        raise OptionError(
             "the async face (batch_size=...) always autoresets SAME_STEP; drop autoreset_mode "
             "or drop batch_size for the gymnasium VectorEnv face"
         )
