@@ -53,8 +53,15 @@ def bench_sf_sync(n: int, workers: int, seconds: float) -> float:
 
 def bench_sf_async(n: int, workers: int, seconds: float, pin: bool | None = None) -> float:
     batch = n // 2
+    # copy=False: the face as sf-train drives it (each batch consumed before its send).
     pool = sf_envs.DoomAsyncVectorEnv(
-        "basic", num_envs=n, batch_size=batch, num_workers=workers, pin_workers=pin, **OPTIONS
+        "basic",
+        num_envs=n,
+        batch_size=batch,
+        num_workers=workers,
+        pin_workers=pin,
+        copy=False,
+        **OPTIONS,
     )
     try:
         pool.async_reset(seed=0)

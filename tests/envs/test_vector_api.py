@@ -154,8 +154,13 @@ def test_make_vec_paths():
         assert pool.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
     finally:
         pool.close()
-    for mode, cls in (("sync", gym.vector.SyncVectorEnv), ("async", gym.vector.AsyncVectorEnv)):
-        env = gym.make_vec("sf/DoomBasic-v0", num_envs=2, vectorization_mode=mode, **FAST)
+    # A fork server for gymnasium's async mode: a process that imported numpy has threads
+    # (OpenBLAS's pool), which fork may deadlock (Python 3.12+ warns).
+    for mode, cls, kwargs in (
+        ("sync", gym.vector.SyncVectorEnv, {}),
+        ("async", gym.vector.AsyncVectorEnv, {"vector_kwargs": {"context": "forkserver"}}),
+    ):
+        env = gym.make_vec("sf/DoomBasic-v0", num_envs=2, vectorization_mode=mode, **kwargs, **FAST)
         try:
             assert isinstance(env, cls)
             obs, _ = env.reset(seed=0)
@@ -272,3 +277,33 @@ def test_workers_are_not_pinned_when_they_do_not_deal_evenly_to_the_cpus():
 def test_bad_engine_settings_are_named(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         DoomVectorEnv("basic", num_envs=2, num_workers=2, **kwargs, **FAST)
+
+
+def test_async_results_are_copies_unless_asked_for_views():
+    """copy=True results survive later calls; copy=False gives views, reused as documented: a
+    zero-copy batch aliases its envs' shared memory (rewritten once they are sent again), a
+    gathered batch the one gather buffer (rewritten by the next gathered recv)."""
+    for copy in (True, False):
+        # One env per group: envs 0 and 1 make a consecutive (zero-copy) batch, 0 and 2 do not.
+        with DoomAsyncVectorEnv(
+            "basic", num_envs=4, batch_size=2, num_workers=2, copy=copy, **FAST
+        ) as pool:
+            pool.async_reset(seed=0)
+            pool.recv(), pool.recv()
+
+            def step(envs):
+                counts = pool.zero_copy_batches, pool.gathered_batches
+                pool.send(np.full(2, 3), np.array(envs))
+                obs, *_, info = pool.recv()
+                assert sorted(info["env_id"]) == envs
+                consecutive = envs[1] == envs[0] + 1
+                assert pool.zero_copy_batches - counts[0] == int(consecutive)
+                assert pool.gathered_batches - counts[1] == int(not consecutive)
+                return obs, info["env_id"]
+
+            obs, _ = step([0, 1])
+            obs_again, _ = step([0, 1])
+            assert np.shares_memory(obs, obs_again) == (not copy)
+            _, ids = step([0, 2])
+            step([1, 3])
+            assert sorted(ids) == ([0, 2] if copy else [1, 3])

@@ -40,7 +40,10 @@ def test_check_env_passes_on_every_single_agent_id(env_id: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_record_episode_statistics_on_make_vec_agrees_with_our_summary(mode: str) -> None:
-    envs = gym.make_vec("sf/DoomBasic-v0", 2, vectorization_mode=mode, **SMALL)
+    # Gymnasium's async mode forks by default, and a process that imported numpy has threads
+    # (OpenBLAS's pool), which fork may deadlock (Python 3.12+ warns): start from a fork server.
+    kwargs = {"vector_kwargs": {"context": "forkserver"}} if mode == "async" else {}
+    envs = gym.make_vec("sf/DoomBasic-v0", 2, vectorization_mode=mode, **kwargs, **SMALL)
     envs = vector_wrappers.RecordEpisodeStatistics(envs)
     try:
         for info in _play_until_episodes_end(envs, 2):

@@ -246,11 +246,13 @@ def make_toy_vec(
     obs_size: tuple[int, int] = (16, 12),
     grayscale: bool = True,
     frame_skip: int = 1,
+    copy: bool = True,
     **kwargs: Any,
 ) -> ToyVecEnv:
     """The vector entry point of :data:`TOY_ENV`: a :class:`ToyVecEnv` from the options that
-    sf-train gives every env (``num_workers`` is unused: the toy steps in-process);
-    ``kwargs`` are :class:`ToyVecEnv`'s own."""
+    sf-train gives every env (``num_workers`` is unused: the toy steps in-process; ``copy`` too:
+    every ``recv`` returns fresh arrays, which either value allows); ``kwargs`` are
+    :class:`ToyVecEnv`'s own."""
     if num_workers < 1:
         raise OptionError(f"num_workers={num_workers}: use at least 1")
     shape = _screen_shape(obs_size, grayscale, frame_skip)

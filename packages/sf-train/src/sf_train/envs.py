@@ -81,6 +81,7 @@ def make_env(
         cfg.env,
         num_envs=n,
         batch_size=b,
+        copy=False,  # the sampler consumes each batch before sending its actions
         num_workers=max(1, min(cfg.num_workers, n // agents_per_game(cfg))),
         **_env_kwargs(cfg),
     )

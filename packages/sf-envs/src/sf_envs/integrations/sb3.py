@@ -33,7 +33,8 @@ __all__ = ["SB3VecEnv", "make_sb3_vec_env"]
 
 def make_sb3_vec_env(env_id: str, num_envs: int, **kwargs: Any) -> SB3VecEnv:
     """``gym.make_vec(env_id, num_envs, batch_size=num_envs, **kwargs)`` as an SB3 ``VecEnv``."""
-    return SB3VecEnv(gym.make_vec(env_id, num_envs, batch_size=num_envs, **kwargs))
+    # No copies from the engine: SB3VecEnv copies each batch as it reorders it.
+    return SB3VecEnv(gym.make_vec(env_id, num_envs, batch_size=num_envs, copy=False, **kwargs))
 
 
 class SB3VecEnv(VecEnv):

@@ -9,10 +9,15 @@ Contract (what sf-train relies on)::
     info["worker_restarted"] (+ mask): present when a failed worker's envs are reported truncated
 
 Autoreset is SAME_STEP: the obs returned with ``terminated | truncated`` is already the next
-episode's first obs. Every returned array is a view into preallocated memory, valid until the
-next ``recv``/``step``/``reset``: when the ready groups form one consecutive range of envs (the
-double-buffered steady state, see :mod:`sf_envs.vector.engine`) the views point straight into
-shared memory; otherwise the envs are gathered into one preallocated batch buffer (one copy).
+episode's first obs.
+
+What ``recv`` returns is a copy, safe to keep (``copy=True``, the default, as Gymnasium's vector
+envs do). With ``copy=False`` every returned array, ``info["env_id"]`` included, is a view into
+preallocated memory, valid until the first of: the next ``recv``/``step``/``reset``, or a
+``send`` to those envs (their worker writes the next step into the same memory). When the ready
+groups form one consecutive range of envs (the double-buffered steady state, see
+:mod:`sf_envs.vector.engine`) the views point straight into shared memory; otherwise the envs
+are gathered into one preallocated batch buffer, which the next gathered ``recv`` overwrites.
 :attr:`DoomAsyncVectorEnv.zero_copy_batches` / ``gathered_batches`` count which happened.
 """
 
@@ -29,7 +34,7 @@ from gymnasium.vector.utils import batch_space
 
 from sf_envs.errors import OptionError
 from sf_envs.vector import protocol
-from sf_envs.vector.base import BatchView, VectorCore, default_workers
+from sf_envs.vector.base import BatchView, VectorCore, copied, default_workers
 from sf_envs.vector.engine import EngineSettings
 from sf_envs.vector.units import UnitFactory
 
@@ -59,6 +64,9 @@ class DoomAsyncVectorEnv:
             ``num_envs`` and be a multiple of ``num_workers`` (each worker steps its share of a
             batch as one group, so a batch is one command per worker).
         num_workers: Worker processes; one per core by default.
+        copy: Return copies (the default, safe to keep). With False, views valid until the next
+            ``recv`` or a ``send`` to those envs (see the module docstring): no copy, for callers
+            that consume each batch before sending its actions, as sf-train does.
         factory, step_timeout_s, start_timeout_s, max_restarts, pin_workers, **options: As for
             :class:`~sf_envs.vector.gym_vector.DoomVectorEnv`.
 
@@ -82,6 +90,7 @@ class DoomAsyncVectorEnv:
         num_envs: int,
         batch_size: int | None = None,
         num_workers: int | None = None,
+        copy: bool = True,
         factory: UnitFactory | None = None,
         step_timeout_s: float = 60.0,
         start_timeout_s: float = 120.0,
@@ -112,6 +121,7 @@ class DoomAsyncVectorEnv:
         )
         self.num_envs = num_envs
         self.batch_size = batch_size
+        self.copy = copy
         self.single_observation_space = self._core.single_observation_space
         self.single_action_space = self._core.single_action_space
         self.observation_space = batch_space(self.single_observation_space, batch_size)
@@ -191,7 +201,8 @@ class DoomAsyncVectorEnv:
         engine.submit(protocol.STEP, groups)
 
     def recv(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Waits for the first ``batch_size`` ready envs and returns views of their results."""
+        """Waits for the first ``batch_size`` ready envs and returns their results (copies, or
+        views with ``copy=False``)."""
         engine = self._core.live_engine()
         in_flight = int((self._state != _IDLE).sum())
         if in_flight < self._batch_groups:
@@ -225,8 +236,14 @@ class DoomAsyncVectorEnv:
         if restarted.any():
             info["worker_restarted"] = restarted
             info["_worker_restarted"] = restarted
-        obs = self._core.obs_of(view)
-        return obs, arrays["reward"], arrays["terminated"], arrays["truncated"], info
+        results = (
+            self._core.obs_of(view),
+            arrays["reward"],
+            arrays["terminated"],
+            arrays["truncated"],
+            info,
+        )
+        return tuple(copied(r) for r in results) if self.copy else results
 
     def step(
         self, actions: Any, env_ids: Any = None

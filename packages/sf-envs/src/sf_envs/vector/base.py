@@ -21,7 +21,7 @@ from sf_envs.vector.buffers import BufferLayout, FieldSpec
 from sf_envs.vector.engine import Engine, EngineSettings, EngineState
 from sf_envs.vector.units import DoomUnitFactory, UnitFactory
 
-__all__ = ["BatchView", "VectorCore", "default_workers"]
+__all__ = ["BatchView", "VectorCore", "copied", "default_workers"]
 
 # Fields a face returns for a batch; the rest (actions, seeds, running stats) stay inside.
 _BATCH_FIELDS = (
@@ -43,6 +43,13 @@ _BATCH_FIELDS = (
 def default_workers(num_units: int) -> int:
     """One worker per core (ViZDoom is single-threaded), never more than there are units."""
     return max(1, min(os.cpu_count() or 1, num_units))
+
+
+def copied(value: Any) -> Any:
+    """A copy of an array, or of a dict of them (nested), for callers that keep results."""
+    if isinstance(value, dict):
+        return {k: copied(v) for k, v in value.items()}
+    return value.copy()
 
 
 def _layout(

@@ -10,7 +10,7 @@ from gymnasium.vector.utils import batch_space
 
 from sf_envs.errors import OptionError
 from sf_envs.vector import protocol
-from sf_envs.vector.base import BatchView, VectorCore
+from sf_envs.vector.base import BatchView, VectorCore, copied
 from sf_envs.vector.engine import EngineSettings
 from sf_envs.vector.units import UnitFactory
 
@@ -180,8 +180,4 @@ class DoomVectorEnv(VectorEnv):
         return self._output(info) if self.copy else info
 
     def _output(self, value: Any) -> Any:
-        if not self.copy:
-            return value
-        if isinstance(value, dict):
-            return {k: self._output(v) for k, v in value.items()}
-        return value.copy()
+        return copied(value) if self.copy else value
