@@ -29,7 +29,7 @@ def _play_until_episodes_end(envs: gym.vector.VectorEnv, count: int, steps: int 
 
 
 @pytest.mark.parametrize("env_id", sf_envs.env_ids() + sf_envs.match_env_ids())
-def test_check_env_passes_on_every_single_agent_id(env_id: str) -> None:
+def test_check_env_passes_on_every_single_agent_id(env_id: str, scenario_pack) -> None:
     kwargs = {"timelimit": 0.1} if env_id in sf_envs.match_env_ids() else {}
     env = gym.make(env_id, **SMALL, **kwargs)
     try:

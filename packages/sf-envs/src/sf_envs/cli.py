@@ -13,6 +13,7 @@ import sf_envs
 from sf_envs.errors import OptionError
 from sf_envs.match.scenarios import MATCH_SCENARIOS
 from sf_envs.options import DoomOptions
+from sf_envs.pack import PACK_ENV_VAR, SAMPLE_FACTORY_PACK, fetch_pack, pack_dir, read_manifest
 from sf_envs.speed import steps_per_second
 from sf_envs.terminal import make_console
 
@@ -93,6 +94,30 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fetch_pack(args: argparse.Namespace) -> int:
+    source = SAMPLE_FACTORY_PACK
+    console.print(f"downloading {source.requirement} (no dependencies) with pip ...")
+    folder = fetch_pack(args.dir)
+    files = (read_manifest(folder) or {}).get("files", [])
+    console.print(f"installed {len(files)} scenario files in {folder} ({source.license})")
+    return 0
+
+
+def _list_pack(args: argparse.Namespace) -> int:
+    folder = pack_dir(args.dir)
+    files = sorted(p.name for p in folder.glob("*") if p.suffix in (".cfg", ".wad"))
+    if not files:
+        console.print(f"no scenario pack in {folder}: run `sf-envs scenarios fetch`")
+        return 1
+    manifest = read_manifest(folder)
+    origin = manifest["source"] if manifest else "a folder of your own"
+    console.print(f"scenario pack in {folder} (from {origin}):")
+    users = {s.config: s.env_id for s in sf_envs.SCENARIOS.values() if s.in_pack}
+    for name in files:
+        console.print(f"  {name}" + (f"  -> {users[name]}" if name in users else ""))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sf-envs", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -106,6 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--max-steps", type=int, default=300, help="stop after this many steps")
     record.add_argument("--fps", type=float, default=8.75, help="GIF frame rate (35 / frame skip)")
     record.set_defaults(run=_record)
+    pack = commands.add_parser(
+        "scenarios", help="the scenario pack: Sample Factory's Doom scenarios and maps"
+    )
+    pack_commands = pack.add_subparsers(dest="pack_command", required=True)
+    where = f"pack folder (default: ${PACK_ENV_VAR}, else the XDG cache: {pack_dir()})"
+    fetch = pack_commands.add_parser("fetch", help="download and install the pack")
+    fetch.add_argument("--dir", help=where)
+    fetch.set_defaults(run=_fetch_pack)
+    listing = pack_commands.add_parser("list", help="show the installed pack and where it is")
+    listing.add_argument("--dir", help=where)
+    listing.set_defaults(run=_list_pack)
     bench = commands.add_parser("bench", help="measure one env's steps/s with random actions")
     bench.add_argument("env_id", nargs="?", default="sf/DoomBasic-v0")
     bench.add_argument("--steps", type=int, default=2000)

@@ -1,7 +1,8 @@
 """The registry of single-player Doom scenarios.
 
 Every scenario is one declarative :class:`Scenario` entry over a config that ships inside the
-``vizdoom`` wheel. Adding a scenario means adding one entry to :data:`SCENARIOS`; the gymnasium id,
+``vizdoom`` wheel, or inside the scenario pack (:mod:`sf_envs.pack`: the Sample Factory work's own
+scenarios, fetched once with ``sf-envs scenarios fetch``). Adding a scenario means adding one entry to :data:`SCENARIOS`; the gymnasium id,
 action set and limits all derive from it.
 """
 
@@ -14,6 +15,7 @@ from itertools import chain
 import vizdoom
 
 from sf_envs.errors import OptionError
+from sf_envs.pack import pack_file
 
 __all__ = ["COMMON_GAME_VARIABLES", "SCENARIOS", "Scenario", "get_scenario", "scenario_names"]
 
@@ -44,13 +46,15 @@ class Scenario:
 
     Attributes:
         name: Short snake_case name, e.g. ``"defend_the_center"``.
-        config: Config file name inside ``vizdoom.scenarios_path``.
+        config: Config file name inside ``vizdoom.scenarios_path``, or inside the scenario pack
+            when ``in_pack``.
         buttons: The buttons the agent controls (overrides the cfg so the action set is explicit).
         combos: Extra multi-button actions on top of no-op and each single button, e.g.
             ``("MOVE_FORWARD", "TURN_LEFT")``; combinations are what make navigation learnable.
         episode_timeout: Episode limit in game tics (35 per second); reaching it truncates.
         measurements: Game variables in the optional measurements vector (``measurements=True``).
         description: One line for ``sf-envs list``.
+        in_pack: The config (and its wad) come from the scenario pack, not the vizdoom wheel.
     """
 
     name: str
@@ -60,6 +64,7 @@ class Scenario:
     description: str
     combos: tuple[tuple[str, ...], ...] = ()
     measurements: tuple[str, ...] = ("HEALTH", "ARMOR", "SELECTED_WEAPON_AMMO")
+    in_pack: bool = False
     _actions: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -81,6 +86,10 @@ class Scenario:
 
     @property
     def config_path(self) -> str:
+        """The config's path; raises :class:`~sf_envs.pack.PackMissingError` when the scenario
+        is in the pack and the pack is not installed."""
+        if self.in_pack:
+            return pack_file(self.config)
         return os.path.join(vizdoom.scenarios_path, self.config)
 
     @property
@@ -94,6 +103,18 @@ class Scenario:
 
 _TURN_AND_MOVE = (("MOVE_FORWARD", "TURN_LEFT"), ("MOVE_FORWARD", "TURN_RIGHT"))
 _AIM_AND_SHOOT = (("TURN_LEFT", "ATTACK"), ("TURN_RIGHT", "ATTACK"))
+
+# Battle: move on both axes, turn, shoot, and the moves that are hard to learn one button at a time.
+_BATTLE_BUTTONS = (
+    "MOVE_FORWARD",
+    "MOVE_BACKWARD",
+    "MOVE_LEFT",
+    "MOVE_RIGHT",
+    "TURN_LEFT",
+    "TURN_RIGHT",
+    "ATTACK",
+)
+_BATTLE_COMBOS = (*_TURN_AND_MOVE, *_AIM_AND_SHOOT, ("MOVE_FORWARD", "ATTACK"))
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -167,6 +188,28 @@ SCENARIOS: dict[str, Scenario] = {
             ("MOVE_LEFT", "MOVE_RIGHT"),
             episode_timeout=2100,
             description="Dodge fireballs by strafing; +1 per tic alive.",
+        ),
+        Scenario(
+            "battle",
+            "battle.cfg",
+            _BATTLE_BUTTONS,
+            episode_timeout=2100,
+            combos=_BATTLE_COMBOS,
+            measurements=("HEALTH", "SELECTED_WEAPON_AMMO"),
+            in_pack=True,
+            description="Sample Factory's battle: kill monsters in a hall, pick up health and "
+            "ammo; +1 per kill (scenario pack).",
+        ),
+        Scenario(
+            "battle2",
+            "battle2_continuous_turning.cfg",
+            _BATTLE_BUTTONS,
+            episode_timeout=2100,
+            combos=_BATTLE_COMBOS,
+            measurements=("HEALTH", "SELECTED_WEAPON_AMMO"),
+            in_pack=True,
+            description="Sample Factory's battle2: battle in a maze of rooms; +1 per kill "
+            "(scenario pack).",
         ),
         Scenario(
             "predict_position",

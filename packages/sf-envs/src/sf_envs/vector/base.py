@@ -128,7 +128,9 @@ def _unit_factory(
             "autoreset_mode and the DoomOptions fields"
         ) from None
     if factory is None:
-        return DoomUnitFactory(get_scenario(scenario).name, doom_options)
+        found = get_scenario(scenario)
+        found.config_path  # noqa: B018  (a missing scenario pack fails here, not in every worker)
+        return DoomUnitFactory(found.name, doom_options)
     # The factory's options shape the buffers its units write; other ones would corrupt them.
     if options and doom_options != factory.options:
         raise OptionError(
