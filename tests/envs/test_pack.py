@@ -98,3 +98,32 @@ def test_pack_ids_reward_each_kill_and_run_in_the_vector_engine(env_id, scenario
         obs, _ = envs.reset(seed=0)
         obs, *_ = envs.step(np.zeros(2, np.int64))
         assert obs.shape == (2, 3, 36, 64) and envs.single_action_space.n == 13
+
+
+@pytest.mark.parametrize(
+    ("scenario", "map_name", "bots"),
+    [
+        ("deathmatch_bots", "ssl2", 3),
+        ("deathmatch_bots", "dwango5", 7),
+        ("deathmatch_bots", "freedm", 7),
+    ],
+)
+def test_the_papers_matches_run_on_the_pack_maps(scenario, map_name, bots, scenario_pack) -> None:
+    env = sf_envs.make_match(
+        scenario, map=map_name, num_bots=bots, timelimit=0.5, obs_size=(64, 36)
+    )
+    try:
+        env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        while env.agents:
+            *_, infos = env.step({a: int(rng.integers(env.action_space(a).n)) for a in env.agents})
+        match = infos["player_0"]["match"]
+        assert len(match["bots"]) == bots and sum(match["frags"].values()) != 0  # they met
+    finally:
+        env.close()
+
+
+def test_a_pack_map_without_the_pack_is_refused_up_front(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv(PACK_ENV_VAR, str(tmp_path / "empty"))
+    with pytest.raises(ValueError, match="sf-envs scenarios fetch"):
+        sf_envs.make_match("duel", map="ssl2")

@@ -15,6 +15,7 @@ from itertools import chain
 import vizdoom
 
 from sf_envs.errors import OptionError
+from sf_envs.pack import pack_file
 
 __all__ = ["MAPS", "UNSUPPORTED_MAPS", "MatchMap", "get_map", "map_names"]
 
@@ -39,6 +40,11 @@ _COMBOS = (
 )
 
 
+# The settings Sample Factory's matches add to ours on its own maps: no jumping or free look, no
+# level exit before the time limit, and two seconds before a respawn (ours: one).
+_SAMPLE_FACTORY_RULES = "+sv_nojump 1 +sv_nofreelook 1 +sv_noexit 1 +viz_respawn_delay 2"
+
+
 @dataclass(frozen=True)
 class MatchMap:
     """One deathmatch map and its measured limits.
@@ -46,7 +52,8 @@ class MatchMap:
     Attributes:
         name: Short name used by ``make_match(map=...)``.
         iwad: Game data file inside the vizdoom package (``freedoom2.wad``).
-        wad: Extra map file inside ``vizdoom.scenarios_path``, or None for a map of the iwad.
+        wad: Extra map file inside ``vizdoom.scenarios_path`` (inside the scenario pack when
+            ``in_pack``), or None for a map of the iwad.
         doom_map: Map lump name, e.g. ``"map01"``.
         max_players: Most players (agents plus bots) measured to run without an engine crash.
         weapons: ``"hitscan"`` or ``"rockets"``: which bot parameters can matter (``aiming``
@@ -55,6 +62,7 @@ class MatchMap:
         description: One line for listings.
         buttons: The buttons every agent controls on this map.
         combos: Multi-button actions on top of no-op and each single button.
+        in_pack: The wad comes from the scenario pack (:mod:`sf_envs.pack`).
 
     Controls belong to the map, not the scenario: multi_duel is a strafe-and-shoot arena whose
     deathmatch starts face an instant-death floor, so an agent that can walk forward mostly kills
@@ -71,6 +79,7 @@ class MatchMap:
     game_args: str = ""
     buttons: tuple[str, ...] = _MOVE_AND_SHOOT
     combos: tuple[tuple[str, ...], ...] = _COMBOS
+    in_pack: bool = False
     _actions: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -90,7 +99,13 @@ class MatchMap:
 
     @property
     def wad_path(self) -> str | None:
-        return None if self.wad is None else os.path.join(vizdoom.scenarios_path, self.wad)
+        """The map file's path; raises :class:`~sf_envs.pack.PackMissingError` for a map of a
+        pack that is not installed."""
+        if self.wad is None:
+            return None
+        if self.in_pack:
+            return pack_file(self.wad)
+        return os.path.join(vizdoom.scenarios_path, self.wad)
 
 
 MAPS: dict[str, MatchMap] = {
@@ -125,6 +140,41 @@ MAPS: dict[str, MatchMap] = {
             description="Small duel room with two deathmatch starts and rockets; strafe and shoot.",
             buttons=("MOVE_LEFT", "MOVE_RIGHT", "ATTACK"),
             combos=(("MOVE_LEFT", "ATTACK"), ("MOVE_RIGHT", "ATTACK")),
+        ),
+        MatchMap(
+            "ssl2",
+            "freedoom2.wad",
+            "ssl2.wad",
+            "map01",
+            max_players=8,
+            weapons="hitscan",
+            game_args=_SAMPLE_FACTORY_RULES,
+            description="Sample Factory's duel map (scenario pack): a small arena, all weapons.",
+            in_pack=True,
+        ),
+        MatchMap(
+            "dwango5",
+            "freedoom2.wad",
+            "dwango5.wad",
+            "map01",
+            max_players=8,
+            weapons="hitscan",
+            game_args=_SAMPLE_FACTORY_RULES,
+            description="Dwango 5 MAP01 (scenario pack): Sample Factory's deathmatch against 7 "
+            "bots.",
+            in_pack=True,
+        ),
+        MatchMap(
+            "freedm",
+            "freedoom2.wad",
+            "freedm.wad",
+            "map01",
+            max_players=8,
+            weapons="hitscan",
+            game_args=_SAMPLE_FACTORY_RULES,
+            description="FreeDM MAP01 (scenario pack): Sample Factory's 4 agents + 4 bots free "
+            "for all.",
+            in_pack=True,
         ),
         MatchMap(
             "freedoom2_map01",

@@ -207,7 +207,8 @@ class MatchConfig:
         match_map = None
         try:
             match_map = get_map(scenario.map if map is None else map)
-        except ValueError as exc:
+            match_map.wad_path  # noqa: B018  (a map of a missing pack fails here, up front)
+        except ValueError as exc:  # PackMissingError too
             errors.append(str(exc))
         agents = scenario.num_agents if num_agents is None else num_agents
         n_bots = scenario.num_bots if num_bots is None else num_bots
