@@ -41,7 +41,8 @@ def single_process(config: MatchConfig, seconds: float) -> float:
         core.reset(0, obs, None)
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            _, _, truncated = core.step(rng.integers(0, core.num_actions, n), obs, None)
+            actions = np.stack([core.action_space.sample() for _ in range(n)])
+            _, _, truncated = core.step(actions, obs, None)
             steps += 1
             if truncated.any():
                 core.reset(steps, obs, None)

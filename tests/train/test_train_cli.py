@@ -140,3 +140,15 @@ def test_an_opponent_pool_needs_a_self_play_env(tmp_path, toy_flags, capsys):
     run = str(tmp_path / "toy")
     assert main(["train", *toy_flags, "--run-dir", run, "--opponent-pool", "2"]) == 2
     assert "sf/DoomDuel-v0" in capsys.readouterr().err
+
+
+def test_sample_factory_action_set_end_to_end(tmp_path, capsys, scenario_pack):
+    """Train, evaluate and record with Sample Factory's MultiDiscrete heads on its battle."""
+    run = str(tmp_path / "battle")
+    flags = ["--env", "sf/DoomBattle-v0", "--env-options", "action_set=sample_factory"]
+    flags += ["--num-envs", "4", "--batch-size", "2", "--num-workers", "2", *TINY_FLAGS]
+    assert main(["train", *flags, "--frames", "256", "--eval-episodes", "0", "--run-dir", run]) == 0
+    capsys.readouterr()
+    assert main(["eval", run, "--episodes", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["episodes"] == 2
+    assert main(["enjoy", run, "--out", str(tmp_path / "battle.gif")]) == 0

@@ -61,7 +61,7 @@ class DoomEnv(gym.Env):
         self.render_mode = render_mode
         self._core = DoomCore(scenario, self.options, workdir)
         self.scenario = scenario
-        self.action_space = spaces.Discrete(self._core.num_actions)
+        self.action_space = self._core.action_space
         self.observation_space = observation_space(self.options, len(scenario.measurements))
         self._screen = np.zeros(self.options.obs_shape, dtype=np.uint8)
         self._meas = (
@@ -119,25 +119,16 @@ class DoomEnv(gym.Env):
             )
         return self._core
 
-    def _check_action(self, action: Any) -> int:
-        n = self.action_space.n
+    def _check_action(self, action: Any) -> int | np.ndarray:
+        space = self.action_space
         if (
             isinstance(action, (int, np.integer))
             and not isinstance(action, bool)
-            and 0 <= action < n
+            and isinstance(space, spaces.Discrete)
+            and 0 <= action < space.n
         ):
             return int(action)
-        if (
-            isinstance(action, np.ndarray)
-            and action.shape == ()
-            and action.dtype.kind in "iu"
-            and 0 <= action < n
-        ):
-            return int(action)
-        raise ValueError(
-            f"action {action!r} is not in the action space Discrete({n}) of "
-            f"{self.scenario.env_id}: pass an integer in [0, {n})"
-        )
+        return self._live_core().action_set.check(action, self.scenario.env_id)
 
     def _observation(self) -> Any:
         # Copies, so that observations a caller keeps are not overwritten by the next step.

@@ -13,12 +13,19 @@ import tempfile
 
 import numpy as np
 import vizdoom
+from gymnasium import spaces
 
+from sf_envs.actions import ActionSet, make_action_set
 from sf_envs.options import DoomOptions
 from sf_envs.preprocess import FrameStack, Resizer, rgb_to_gray, rgb_to_gray_unchecked
 from sf_envs.scenarios import COMMON_GAME_VARIABLES, Scenario, get_scenario
 
-__all__ = ["DoomCore", "FramePipeline", "create_game"]
+__all__ = ["DoomCore", "FramePipeline", "create_game", "scenario_action_set"]
+
+
+def scenario_action_set(scenario: Scenario, options: DoomOptions) -> ActionSet:
+    """The action set ``options`` asks for, over ``scenario``'s buttons and combos."""
+    return make_action_set(options.action_set, scenario.buttons, scenario.actions, match=False)
 
 
 def create_game(
@@ -33,7 +40,8 @@ def create_game(
     game.set_mode(vizdoom.Mode.PLAYER)
     game.set_screen_format(vizdoom.ScreenFormat.CRCGCB)
     game.set_screen_resolution(getattr(vizdoom.ScreenResolution, options.resolution_mode))
-    game.set_available_buttons([getattr(vizdoom.Button, b) for b in scenario.buttons])
+    buttons = scenario_action_set(scenario, options).buttons
+    game.set_available_buttons([getattr(vizdoom.Button, b) for b in buttons])
     game.set_available_game_variables([getattr(vizdoom.GameVariable, v) for v in variables])
     game.set_episode_timeout(scenario.episode_timeout)
     return game
@@ -107,9 +115,7 @@ class DoomCore:
         )
         self.game = create_game(self.scenario, options, self.workdir, self.variable_names)
         self.game.init()
-        self._buttons = [
-            [float(b in action) for b in self.scenario.buttons] for action in self.scenario.actions
-        ]
+        self.action_set = scenario_action_set(self.scenario, options)
         self._frames = FramePipeline(options)
         #: Latest values of :attr:`variable_names`, refreshed every step (float64, engine order).
         self.variables = np.zeros(len(self.variable_names), dtype=np.float64)
@@ -119,8 +125,8 @@ class DoomCore:
         self.episode_length = 0
 
     @property
-    def num_actions(self) -> int:
-        return len(self._buttons)
+    def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete:
+        return self.action_set.space
 
     @property
     def obs_shape(self) -> tuple[int, int, int]:
@@ -140,7 +146,7 @@ class DoomCore:
         self._observe(obs_out, meas_out, first=True)
 
     def step(
-        self, action: int, obs_out: np.ndarray, meas_out: np.ndarray | None
+        self, action: int | np.ndarray, obs_out: np.ndarray, meas_out: np.ndarray | None
     ) -> tuple[float, bool, bool]:
         """Repeats ``action`` for ``frame_skip`` tics; returns ``(reward, terminated, truncated)``.
 
@@ -148,7 +154,8 @@ class DoomCore:
         real frame (never zeros), while the variables are read one by one from the game so the
         final step reports the final tallies (the kill that ended the episode, say).
         """
-        reward = self.game.make_action(self._buttons[action], self.options.frame_skip)
+        buttons = self.action_set.button_values(action)
+        reward = self.game.make_action(buttons, self.options.frame_skip)
         self.episode_return += reward
         self.episode_length += 1
         if self.game.is_episode_finished():

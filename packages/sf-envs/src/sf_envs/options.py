@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import vizdoom
 
+from sf_envs.actions import ACTION_SETS
 from sf_envs.errors import OptionError
 from sf_envs.preprocess import INTERPOLATIONS
 
@@ -48,6 +49,9 @@ class DoomOptions:
         channels_last: Screens shaped ``(H, W, C)`` instead of ``(C, H, W)``, for libraries
             whose CNNs expect channels last (RLlib, Keras/JAX models). The same kernels write
             straight into that layout: no transpose, no extra copy.
+        action_set: ``"discrete"`` (no-op, each button and the combos of the scenario or map)
+            or ``"sample_factory"`` (Sample Factory's ``MultiDiscrete`` heads with discretised
+            turning); see :mod:`sf_envs.actions`.
     """
 
     frame_skip: int = 4
@@ -58,6 +62,7 @@ class DoomOptions:
     measurements: bool = False
     interpolation: str = "nearest"
     channels_last: bool = False
+    action_set: str = "discrete"
 
     @classmethod
     def create(
@@ -71,6 +76,7 @@ class DoomOptions:
         measurements: bool = False,
         interpolation: str = "nearest",
         channels_last: bool = False,
+        action_set: str = "discrete",
     ) -> DoomOptions:
         """Builds validated options from user-facing values (sizes as strings or tuples).
 
@@ -93,6 +99,7 @@ class DoomOptions:
             measurements=measurements,
             interpolation=interpolation,
             channels_last=channels_last,
+            action_set=action_set,
         )
         errors += options.problems()
         if errors:
@@ -108,6 +115,10 @@ class DoomOptions:
             errors.append(f"frame_stack must be an integer >= 1, got {self.frame_stack!r}")
         if not isinstance(self.channels_last, bool):
             errors.append(f"channels_last must be True or False, got {self.channels_last!r}")
+        if self.action_set not in ACTION_SETS:
+            errors.append(
+                f"action_set must be one of {', '.join(ACTION_SETS)}, got {self.action_set!r}"
+            )
         if self.interpolation not in INTERPOLATIONS:
             errors.append(
                 f"interpolation must be one of {', '.join(INTERPOLATIONS)}, "

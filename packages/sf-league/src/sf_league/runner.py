@@ -113,7 +113,10 @@ class _Actor:
 
     def __init__(self, seat: AgentSeat, env: Any, agent: str, seed: int) -> None:
         self.kind = seat.kind
-        self.n = env.action_space(agent).n
+        space = env.action_space(agent)
+        # Choices per head: one head for Discrete, several for MultiDiscrete; 0 is each no-op.
+        self.nvec = np.atleast_1d(space.n if hasattr(space, "n") else space.nvec)
+        self.shape = space.shape
         self.rng = np.random.default_rng(seed)
         if seat.kind == "checkpoint":
             import torch
@@ -133,14 +136,16 @@ class _Actor:
             generator = torch.Generator().manual_seed(seed)
             self.runner = PolicyRunner(_POLICIES[seat.checkpoint], 1, "cpu", generator)
 
-    def act(self, obs: Any) -> int:
+    def act(self, obs: Any) -> int | np.ndarray:
         if self.kind == "noop":
-            return 0
-        if self.kind == "random":
-            return int(self.rng.integers(self.n))
-        from sf_train.acting import stack_obs
+            action = np.zeros(len(self.nvec), dtype=np.int64)
+        elif self.kind == "random":
+            action = self.rng.integers(self.nvec)
+        else:
+            from sf_train.acting import stack_obs
 
-        return int(self.runner.act(stack_obs([obs]), _ONE_ENV)[0])
+            action = np.asarray(self.runner.act(stack_obs([obs]), _ONE_ENV)[0])
+        return int(action.reshape(-1)[0]) if self.shape == () else action.reshape(self.shape)
 
 
 def _play_bot_game(job: GameJob) -> GameRecord:

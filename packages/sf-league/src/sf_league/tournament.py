@@ -25,8 +25,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gymnasium import spaces
-
 from sf_envs.env import observation_space
 from sf_envs.match import MatchConfig, MatchCore, MatchError, get_match_scenario
 from sf_envs.match.botgame import bot_game_config
@@ -256,7 +254,7 @@ def plan_games(config: TournamentConfig, players: Sequence[Player]) -> list[Game
         except ValueError as e:
             raise TournamentError(f"lineup {[p.name for p in lineup]}: {e}") from e
         obs_space = observation_space(match.options, len(MatchCore.MEASUREMENTS))
-        act_space = spaces.Discrete(len(match.actions))
+        act_space = match.action_set.space
         for p in lineup:
             if p.kind == "checkpoint" and p.name not in checked:
                 check_checkpoint(p, obs_space, act_space)

@@ -19,6 +19,7 @@ import weakref
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from sf_envs.errors import ClosedEnvError
 from sf_envs.match.bots import write_bots_file
@@ -222,8 +223,8 @@ class MatchCore:
         return self._given_port if self._port is None else self._port.port
 
     @property
-    def num_actions(self) -> int:
-        return len(self.config.actions)
+    def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete:
+        return self.config.action_set.space
 
     def reset(self, seed: int | None, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
         """Starts a new match: every player restarts the map, the host adds the bots.
@@ -271,7 +272,7 @@ class MatchCore:
         """Advances every player by ``frame_skip`` tics in lock step.
 
         Args:
-            actions: One action index per agent (validated by the caller).
+            actions: One action per agent, of the action set's space (validated by the caller).
 
         Returns:
             ``(rewards, terminated, truncated)``, one entry per agent; arrays owned by the core
@@ -284,7 +285,7 @@ class MatchCore:
 
         def play(i: int) -> None:
             p = players[i]
-            p.tics(int(actions[i]), skip, sync)
+            p.tics(actions[i], skip, sync)
             p.finish_step(obs_out[i], None if meas_out is None else meas_out[i])
             if i == 0:
                 frags = self._server_frags()

@@ -57,14 +57,15 @@ class MatchEnv(ParallelEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents: list[str] = []
         self._obs_space = observation_space(config.options, len(MatchCore.MEASUREMENTS))
-        self._action_space = spaces.Discrete(len(config.actions))
+        self._action_set = config.action_set
+        self._action_space = self._action_set.space
         self._screens = np.zeros((n, *config.options.obs_shape), dtype=np.uint8)
         self._meas = (
             np.zeros((n, len(MatchCore.MEASUREMENTS)), dtype=np.float32)
             if config.options.measurements
             else None
         )
-        self._actions = np.zeros(n, dtype=np.int64)
+        self._actions = np.zeros((n, *self._action_space.shape), dtype=np.int64)
         self._bots = [{"name": b.name, "level": b.level} for b in config.bots]
         self._core: MatchCore | None = MatchCore(config, workdir, console_log=True)
         #: Where the engines' console goes (network handshake, map loads, fatal errors) instead
@@ -168,24 +169,8 @@ class MatchEnv(ParallelEnv):
         if not isinstance(actions, dict) or set(actions) != set(self.agents):
             given = sorted(actions) if isinstance(actions, dict) else actions
             raise ValueError(f"step() needs one action for each of {self.agents}, got {given!r}")
-        n = self._action_space.n
         for agent, action in actions.items():
-            if (
-                isinstance(action, (int, np.integer))
-                and not isinstance(action, bool)
-                and 0 <= action < n
-            ) or (
-                isinstance(action, np.ndarray)
-                and action.shape == ()
-                and action.dtype.kind in "iu"
-                and 0 <= action < n
-            ):
-                self._actions[self._index(agent)] = int(action)
-            else:
-                raise ValueError(
-                    f"action {action!r} of {agent} is not in Discrete({n}): "
-                    f"pass an integer in [0, {n})"
-                )
+            self._actions[self._index(agent)] = self._action_set.check(action, agent)
 
     def _live_core(self) -> MatchCore:
         if self._core is None:

@@ -85,7 +85,7 @@ class MatchPlayer:
         self.config = config
         self.ini_path = os.path.join(workdir, "_vizdoom.ini")
         self._args = args
-        self._buttons = [[float(b in action) for b in config.buttons] for action in config.actions]
+        self.action_set = config.action_set
         self._frames = FramePipeline(config.options)
         self.game: vizdoom.DoomGame | None = None
         self.values = np.zeros(len(_VARIABLES), dtype=np.float64)
@@ -122,7 +122,7 @@ class MatchPlayer:
             getattr(vizdoom.ScreenResolution, self.config.options.resolution_mode)
         )
         game.set_render_hud(True)
-        game.set_available_buttons([getattr(vizdoom.Button, b) for b in self.config.buttons])
+        game.set_available_buttons([getattr(vizdoom.Button, b) for b in self.action_set.buttons])
         game.set_available_game_variables(list(_GAME_VARIABLES))
         game.set_episode_timeout(0)  # +timelimit ends the match, on the same tic for everyone
         game.add_game_args(self._args)
@@ -146,7 +146,7 @@ class MatchPlayer:
         for name in names:
             self.game.send_game_command(f"addbot {name}")
 
-    def tics(self, action: int, count: int, sync: Callable[[], None] | None) -> None:
+    def tics(self, action: int | np.ndarray, count: int, sync: Callable[[], None] | None) -> None:
         """Plays ``action`` for ``count`` tics, meeting the other players after every tic.
 
         A player whose match already ended still meets the barrier, so nobody waits forever.
@@ -154,7 +154,7 @@ class MatchPlayer:
         peer to keep in step with) the tics run in one engine call instead of ``count``.
         """
         game = self.game
-        game.set_action(self._buttons[action])
+        game.set_action(self.action_set.button_values(action))
         if sync is None:
             if not self.finished:
                 game.advance_action(count, True)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sf_envs.actions import ActionSet, make_action_set
 from sf_envs.errors import OptionError
 from sf_envs.match.bots import BotSpec, bot_ladder, bot_specs
 from sf_envs.match.maps import MatchMap, get_map
@@ -171,6 +172,11 @@ class MatchConfig:
     def actions(self) -> tuple[tuple[str, ...], ...]:
         """The discrete action set (the map's): index 0 is no-op, then buttons, then combos."""
         return self.map.actions
+
+    @property
+    def action_set(self) -> ActionSet:
+        """What every agent's action presses: the ``action_set`` option over the map's controls."""
+        return make_action_set(self.options.action_set, self.buttons, self.actions, match=True)
 
     @classmethod
     def create(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from gymnasium import spaces
 
 from sf_envs.match.core import MatchCore
 from sf_envs.match.scenarios import MatchConfig
@@ -90,8 +91,8 @@ class MatchUnitFactory:
         return len(MatchCore.MEASUREMENTS)
 
     @property
-    def num_actions(self) -> int:
-        return len(self.config.actions)
+    def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete:
+        return self.config.action_set.space
 
     @property
     def env_id(self) -> str:

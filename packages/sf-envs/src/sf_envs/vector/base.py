@@ -53,7 +53,12 @@ def copied(value: Any) -> Any:
 
 
 def _layout(
-    num_envs: int, options: DoomOptions, n_meas: int, n_vars: int, same_step: bool
+    num_envs: int,
+    options: DoomOptions,
+    n_meas: int,
+    n_vars: int,
+    same_step: bool,
+    action_shape: tuple[int, ...],
 ) -> BufferLayout:
     fields = [
         FieldSpec("obs", options.obs_shape, "uint8"),
@@ -66,7 +71,7 @@ def _layout(
         FieldSpec("run_length", (), "int32"),
         FieldSpec("ep_return", (), "float32"),
         FieldSpec("ep_length", (), "int32"),
-        FieldSpec("actions", (), "int64"),
+        FieldSpec("actions", action_shape, "int64"),
         FieldSpec("seed", (), "int64"),
     ]
     if options.measurements:
@@ -172,13 +177,20 @@ class VectorCore:
         n_meas = self.factory.num_measurements
         self.variable_names = tuple(v.lower() for v in self.factory.variable_names)
         self.single_observation_space = observation_space(self.options, n_meas)
-        self.single_action_space = spaces.Discrete(self.factory.num_actions)
+        self.single_action_space = self.factory.action_space
         self.engine = Engine(
             self.factory,
             num_units=num_units,
             units_per_group=units_per_group or num_units // self.num_workers,
             num_workers=self.num_workers,
-            layout=_layout(num_envs, self.options, n_meas, len(self.variable_names), same_step),
+            layout=_layout(
+                num_envs,
+                self.options,
+                n_meas,
+                len(self.variable_names),
+                same_step,
+                self.single_action_space.shape,
+            ),
             same_step=same_step,
             name=self.env_id,
             settings=settings,
@@ -209,19 +221,21 @@ class VectorCore:
 
     def check_actions(self, actions: Any, count: int) -> np.ndarray:
         """The actions as an integer array of ``count`` entries within the action space."""
-        n = self.single_action_space.n
+        space = self.single_action_space
+        high = np.asarray(space.n if isinstance(space, spaces.Discrete) else space.nvec)
         array = np.asarray(actions)
+        shape = (count, *space.shape)
         if (
-            array.shape != (count,)
+            array.shape != shape
             or array.dtype.kind not in "iu"
-            or (count and (array.min() < 0 or array.max() >= n))
+            or (count and (array.min() < 0 or (array >= high).any()))
         ):
             got = f"shape {array.shape}, dtype {array.dtype}"
-            if array.shape == (count,) and array.dtype.kind in "iu":
+            if array.shape == shape and array.dtype.kind in "iu":
                 got += f", values in [{array.min()}, {array.max()}]"
             raise ValueError(
-                f"actions must be an integer array of shape ({count},) with values in the "
-                f"action space Discrete({n}) (i.e. [0, {n})), got {got}"
+                f"actions must be an integer array of shape {shape} with values in the "
+                f"action space {space} (each in [0, {high})), got {got}"
             )
         return array
 

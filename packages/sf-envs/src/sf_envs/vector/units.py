@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from gymnasium import spaces
 
-from sf_envs.game import DoomCore
+from sf_envs.game import DoomCore, scenario_action_set
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import COMMON_GAME_VARIABLES, get_scenario
 
@@ -80,7 +81,7 @@ class UnitFactory(Protocol):
         variable_names: Names of the ``variables`` columns, identical for every unit.
         options: Stepping and observation options of every env.
         num_measurements: Length of an env's measurements (used when ``options.measurements``).
-        num_actions: Size of every env's ``Discrete`` action space.
+        action_space: Every env's action space (``Discrete`` or ``MultiDiscrete``).
         env_id: What the envs are, for error messages, e.g. ``"sf/DoomBasic-v0"``.
     """
 
@@ -88,7 +89,7 @@ class UnitFactory(Protocol):
     variable_names: tuple[str, ...]
     options: DoomOptions
     num_measurements: int
-    num_actions: int
+    action_space: spaces.Discrete | spaces.MultiDiscrete
     env_id: str
 
     def __call__(self, unit_index: int, workdir: str) -> Unit:
@@ -119,7 +120,7 @@ class DoomUnit:
 
     def step(self, actions: np.ndarray, out: UnitViews) -> bool:
         meas = None if out.meas is None else out.meas[0]
-        reward, terminated, truncated = self.core.step(int(actions[0]), out.obs[0], meas)
+        reward, terminated, truncated = self.core.step(actions[0], out.obs[0], meas)
         out.reward[0] = reward
         out.terminated[0] = terminated
         out.truncated[0] = truncated
@@ -152,8 +153,8 @@ class DoomUnitFactory:
         return len(get_scenario(self.scenario).measurements)
 
     @property
-    def num_actions(self) -> int:
-        return len(get_scenario(self.scenario).actions)
+    def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete:
+        return scenario_action_set(get_scenario(self.scenario), self.options).space
 
     @property
     def env_id(self) -> str:
