@@ -58,7 +58,7 @@ def _layout(
     n_meas: int,
     n_vars: int,
     same_step: bool,
-    action_shape: tuple[int, ...],
+    action_shape: tuple[int, ...] = (),
 ) -> BufferLayout:
     fields = [
         FieldSpec("obs", options.obs_shape, "uint8"),
