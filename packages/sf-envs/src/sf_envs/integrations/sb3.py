@@ -50,10 +50,11 @@ class SB3VecEnv(VecEnv):
                 f"SB3 steps every env at once: make the engine with batch_size=num_envs "
                 f"({engine.num_envs}), got batch_size={engine.batch_size}"
             )
+        # Before VecEnv's constructor, which asks the envs for their render_mode.
+        self.engine = engine
         super().__init__(
             engine.num_envs, engine.single_observation_space, engine.single_action_space
         )
-        self.engine = engine
         self._actions: np.ndarray | None = None
 
     def reset(self) -> Any:
