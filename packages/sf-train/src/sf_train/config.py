@@ -213,7 +213,10 @@ class RunConfig:
     eval_episodes: int = 100
     """Episodes of the unbiased evaluation of each checkpoint as it is written (every env an
     equal share, seeds apart from training's); its mean return picks best.pt and is logged
-    under eval/. 0 skips it, and best.pt then follows the training return."""
+    under eval/. 0 skips it, and best.pt then follows the training return. Sampling waits
+    while it runs, for a time that grows with episode length: a basic episode is at most 75
+    steps, a 2-minute duel 1,050, so 100 duel episodes are 105,000 steps at every checkpoint;
+    use fewer episodes (or 0) on matches."""
 
 
 @dataclass
