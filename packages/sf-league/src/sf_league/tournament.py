@@ -290,7 +290,8 @@ def plan_games(config: TournamentConfig, players: Sequence[Player]) -> list[Game
 def _seat(p: Player) -> AgentSeat:
     if p.kind == "checkpoint":
         return AgentSeat(p.name, "checkpoint", str(p.checkpoint), str(p.run_dir))
-    return AgentSeat(p.name, p.name if p.kind == "baseline" else p.kind)
+    # A baseline's fingerprint is its spec (random, noop), whatever NAME= it plays under.
+    return AgentSeat(p.name, p.fingerprint if p.kind == "baseline" else p.kind)
 
 
 def run_tournament(
