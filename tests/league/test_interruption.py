@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from league_support import sf_league
+from league_support import children_of, sf_league, stored_games
 
 ARGS = (
     "--players",
@@ -25,29 +25,6 @@ ARGS = (
     "--bootstrap",
     "50",
 )
-
-
-def stored_games(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-    except sqlite3.OperationalError:  # the schema is still being created
-        return 0
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
-    return found
 
 
 def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path) -> None:
