@@ -27,8 +27,11 @@ ARGS = (
 )
 
 
-def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path) -> None:
+def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path, monkeypatch) -> None:
     db = tmp_path / "league.sqlite"
+    scratch_root = tmp_path / "tmp"  # the runners' scratch folders, apart from other tests'
+    scratch_root.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch_root))
     proc = subprocess.Popen(
         [sys.executable, "-m", "sf_league.cli", "evaluate", *ARGS, "--db", str(db)],
         stdout=subprocess.DEVNULL,
@@ -58,6 +61,7 @@ def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path) -> None:
         except OSError:
             continue
     assert not alive, f"runner processes {alive} outlived the killed tournament"
+    assert [p.name for p in scratch_root.iterdir()] == []  # their scratch folders went with them
     rerun = sf_league("evaluate", *ARGS, "--db", str(db), "--json", check=True)
     assert '"already_stored": ' + str(kept) in rerun.stdout
     with sqlite3.connect(db) as conn:

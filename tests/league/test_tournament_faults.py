@@ -21,6 +21,7 @@ from league_support import children_of, stored_games
 
 import sf_league.tournament
 from sf_envs.match import bot_ladder
+from sf_envs.vector.procs import command_line_option
 from sf_league.cli import main
 from sf_league.players import parse_player
 from sf_league.store import LeagueStore
@@ -130,3 +131,41 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except OSError:
         return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_tournament_leaves_nothing_behind(
+    tmp_path: Path, scratch_root: Path, sig: signal.Signals
+) -> None:
+    """Ctrl-C (SIGINT) or SIGTERM of ``sf-league evaluate`` mid-game: the games stored so far
+    stay, and no runner, engine, engine shared-memory file or scratch folder outlives it."""
+    db = tmp_path / "league.sqlite"
+    args = ["--players", "noop", "random", TOP, "--games", "6", "--timelimit", "0.25"]
+    args += ["--workers", "2", "--db", str(db), "--json"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sf_league.cli", "evaluate", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    runners: list[int] = []
+    engines: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while stored_games(db) < 1 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        runners = [pid for pid in children_of(proc.pid) if _is_runner(pid)]
+        engines = [pid for runner in runners for pid in children_of(runner)]
+        instances = [command_line_option(pid, "+viz_instance_id") for pid in engines]
+        assert proc.poll() is None and engines, "the tournament ended before the signal"
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert stored_games(db) >= 1
+    deadline = time.monotonic() + 30  # after SIGTERM the runners' watchdogs clean up
+    while any(map(_alive, runners + engines)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [pid for pid in runners + engines if _alive(pid)] == []
+    assert [f for f in os.listdir("/dev/shm") if any(i and f.endswith(i) for i in instances)] == []
+    assert runner_folders(scratch_root) == []

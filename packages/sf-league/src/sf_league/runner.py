@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from sf_envs.match import MatchError
-from sf_envs.vector.procs import find_processes
+from sf_envs.vector.procs import find_processes, kill_processes
 from sf_league.store import GameRecord, Seat
 
 __all__ = ["AgentSeat", "GameJob", "MatchCache", "play_game", "play_in_runner", "runner_main"]
@@ -78,14 +78,13 @@ def _watch_parent(parent: int, scratch: str) -> None:
     """Ends this runner when the tournament process is gone (e.g. SIGKILLed).
 
     Orphaned ViZDoom engines ignore SIGTERM and spin at 100% CPU, so the engines (this
-    process's children) are SIGKILLed before exiting; the scratch folder goes too, since its
+    process's children) are SIGKILLed and their shared memory removed before exiting; the
+    scratch folder goes too, since its
     owner can no longer remove it.
     """
     while os.getppid() == parent:
         time.sleep(0.5)
-    for pid in find_processes(parent=os.getpid()):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    kill_processes(find_processes(parent=os.getpid()))
     shutil.rmtree(scratch, ignore_errors=True)
     os._exit(1)
 
@@ -127,7 +126,12 @@ def runner_main(conn: Connection, scratch: str, play: Callable[[GameJob], GameRe
     except EOFError:  # the tournament closed its end
         pass
     finally:
-        _CACHE.close()
+        # Also here, not only in the pool or the watchdog: with the tournament gone (its pipe
+        # closed), this thread may reach the end first.
+        try:
+            _CACHE.close()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 _POLICIES: dict[str, Any] = {}  # checkpoint path -> network, loaded once per runner
