@@ -9,6 +9,20 @@ import sys
 from pathlib import Path
 
 
+def duel_settings(frame_skip: int, map_name: str = "multi_duel", timelimit: float = 0.1) -> dict:
+    """What a real duel between two agents stores."""
+    return {
+        "scenario": "duel",
+        "map": map_name,
+        "num_agents": 2,
+        "num_bots": 0,
+        "obs_size": [64, 36],
+        "grayscale": True,
+        "frame_skip": frame_skip,
+        "timelimit": timelimit,
+    }
+
+
 def stored_games(db: Path) -> int:
     """Games stored in the league at ``db`` so far (0 while it is being created)."""
     if not db.exists():

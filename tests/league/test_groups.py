@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_rating_groups import settings
+from league_support import duel_settings
 
 from sf_league.groups import GameGroup, GroupSelection, group_games
 from sf_league.store import GameRecord, Seat
@@ -11,7 +11,9 @@ from sf_league.store import GameRecord, Seat
 def test_bot_games_join_every_group_of_their_map_and_time_limit() -> None:
     bots = GameRecord("b", "bot_game", (Seat("x", 1), Seat("y", 0)), {"map": "m", "timelimit": 1})
     agents = [
-        GameRecord(f"a{fs}", "duel_bots", (Seat("p", 1, 0), Seat("x", 0)), settings(fs, "m", 1))
+        GameRecord(
+            f"a{fs}", "duel_bots", (Seat("p", 1, 0), Seat("x", 0)), duel_settings(fs, "m", 1)
+        )
         for fs in (2, 4)
     ]
     other_map = GameRecord(

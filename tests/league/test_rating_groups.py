@@ -7,30 +7,16 @@ import json
 import sqlite3
 from pathlib import Path
 
-from league_support import sf_league
+from league_support import duel_settings, sf_league
 
 from sf_league.cli import main
 from sf_league.players import parse_player
 from sf_league.store import GameRecord, LeagueStore, Seat
 
 
-def settings(frame_skip: int, map_name: str = "multi_duel", timelimit: float = 0.1) -> dict:
-    """What a real duel between two agents stores."""
-    return {
-        "scenario": "duel",
-        "map": map_name,
-        "num_agents": 2,
-        "num_bots": 0,
-        "obs_size": [64, 36],
-        "grayscale": True,
-        "frame_skip": frame_skip,
-        "timelimit": timelimit,
-    }
-
-
 def won_by(winner: str, loser: str, key: str, frame_skip: int) -> GameRecord:
     return GameRecord(
-        key, "duel", (Seat(winner, 3, 0), Seat(loser, 0, 3)), settings(frame_skip), 1, 45, 1.0
+        key, "duel", (Seat(winner, 3, 0), Seat(loser, 0, 3)), duel_settings(frame_skip), 1, 45, 1.0
     )
 
 
