@@ -53,7 +53,7 @@ def league_run(
 
     Returns:
         Seconds from the start at which each game finished, agent steps played, replays after
-        engine crashes, and the (open) store.
+        failed attempts, and the (open) store.
     """
     players = [parse_player(t, config.map_name) for t in texts]
     db.unlink(missing_ok=True)
@@ -172,8 +172,9 @@ def main() -> None:
     )
     finished, steps, replayed, store = league_run(config, texts, out / "league.sqlite")
     with store:
-        standings = compute_standings(store, bootstrap=500)
-        print_standings(console, standings)
+        standings = compute_standings(store, bootstrap=500)  # one group: one tournament
+        for group in standings:
+            print_standings(console, group)
         png = plot_ratings(standings, out / "ratings.png")
     console.print(f"plot: {png}")
     seconds, games = finished[-1], len(finished)
@@ -181,7 +182,7 @@ def main() -> None:
         f"tournament: {games} games in {seconds:.1f} s = {games / seconds:.2f} games/s "
         f"({steps / seconds:,.0f} agent steps/s, {games * args.timelimit * 60 / seconds:.1f} "
         f"s of game time per wall second); the first game finished after {finished[0]:.1f} s "
-        f"(runner start-up and first match start); {replayed} replays after engine crashes"
+        f"(runner start-up and first match start); {replayed} replays after failed attempts"
     )
     top = f"bot:{ladder[-1]}"
     same = dataclasses.replace(config, games=args.compare)

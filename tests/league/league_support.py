@@ -2,9 +2,50 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+
+def duel_settings(frame_skip: int, map_name: str = "multi_duel", timelimit: float = 0.1) -> dict:
+    """What a real duel between two agents stores."""
+    return {
+        "scenario": "duel",
+        "map": map_name,
+        "num_agents": 2,
+        "num_bots": 0,
+        "obs_size": [64, 36],
+        "grayscale": True,
+        "frame_skip": frame_skip,
+        "timelimit": timelimit,
+    }
+
+
+def stored_games(db: Path) -> int:
+    """Games stored in the league at ``db`` so far (0 while it is being created)."""
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is still being created
+        return 0
+
+
+def children_of(pid: int) -> list[int]:
+    """Ids of the processes whose parent is ``pid`` (zombies included)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
 
 
 def sf_league(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from league_support import sf_league
+from league_support import children_of, sf_league, stored_games
 
 ARGS = (
     "--players",
@@ -27,31 +27,11 @@ ARGS = (
 )
 
 
-def stored_games(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-    except sqlite3.OperationalError:  # the schema is still being created
-        return 0
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
-    return found
-
-
-def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path) -> None:
+def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path, monkeypatch) -> None:
     db = tmp_path / "league.sqlite"
+    scratch_root = tmp_path / "tmp"  # the runners' scratch folders, apart from other tests'
+    scratch_root.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch_root))
     proc = subprocess.Popen(
         [sys.executable, "-m", "sf_league.cli", "evaluate", *ARGS, "--db", str(db)],
         stdout=subprocess.DEVNULL,
@@ -81,6 +61,7 @@ def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path) -> None:
         except OSError:
             continue
     assert not alive, f"runner processes {alive} outlived the killed tournament"
+    assert [p.name for p in scratch_root.iterdir()] == []  # their scratch folders went with them
     rerun = sf_league("evaluate", *ARGS, "--db", str(db), "--json", check=True)
     assert '"already_stored": ' + str(kept) in rerun.stdout
     with sqlite3.connect(db) as conn:

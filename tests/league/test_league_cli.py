@@ -21,8 +21,14 @@ LOW = f"low=bot:{LADDER[0]}"
 THREE_BOTS = ("a=bot:1", "b=bot:1", "c=bot:1")
 
 
+def only_group(out: str) -> dict:
+    """The one group of comparable games rated in a JSON output."""
+    (group,) = json.loads(out)["groups"]
+    return group
+
+
 def ranks(out: str) -> dict[str, int]:
-    return {r["player"]: r["rank"] for r in json.loads(out)["ratings"]}
+    return {r["player"]: r["rank"] for r in only_group(out)["ratings"]}
 
 
 def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> None:
@@ -32,14 +38,15 @@ def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> No
     assert first.returncode == 0, first.stderr
     data = json.loads(first.stdout)
     assert data["tournament"]["planned"] == 12 and data["tournament"]["played"] == 12
-    assert data["games"] == 12
-    row = {r["player"]: r for r in data["ratings"]}
+    group = only_group(first.stdout)
+    assert group["games"] == 12
+    row = {r["player"]: r for r in group["ratings"]}
     assert set(row) == {TOP, "noop", "random", "low"}
     assert row["noop"]["games"] == 6 and row[TOP]["games"] == 6
     assert sum(row[TOP][k] for k in ("wins", "draws", "losses")) == 6
     # The bots met each other (a spectating host), in games of their own.
-    assert sum(data["cross"][TOP]["low"]) == 2
-    for r in data["ratings"]:
+    assert sum(group["cross"][TOP]["low"]) == 2
+    for r in group["ratings"]:
         assert r["lower"] <= r["elo"] <= r["upper"]
     with sqlite3.connect(db) as conn:
         scenarios = dict(conn.execute("SELECT scenario, COUNT(*) FROM games GROUP BY scenario"))
@@ -56,7 +63,7 @@ def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> No
     ratings = sf_league(
         "ratings", "--db", str(db), "--json", "--anchor", TOP, "--anchor-value", "1000", check=True
     )
-    result = json.loads(ratings.stdout)
+    result = only_group(ratings.stdout)
     assert result["games"] == 15
     assert ranks(ratings.stdout)["noop"] > ranks(ratings.stdout)[TOP]
     anchored = {r["player"]: r["elo"] for r in result["ratings"]}
@@ -125,8 +132,7 @@ def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path, c
         *GAME,
     )
     assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
-    row = {r["player"]: r for r in data["ratings"]}
+    row = {r["player"]: r for r in only_group(out.stdout)["ratings"]}
     assert set(row) == {"duelist", TOP, "noop"} and row["duelist"]["games"] == 4
     with sqlite3.connect(db) as conn:
         (settings,) = conn.execute(

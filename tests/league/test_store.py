@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from sf_league.store import GameRecord, LeagueStore, LeagueStoreError, PlayerRecord, Seat
+from sf_league.store import (
+    FailedGame,
+    GameRecord,
+    LeagueStore,
+    LeagueStoreError,
+    PlayerRecord,
+    Seat,
+)
 
 RANDOM = PlayerRecord("random", "baseline", "random", "random")
 BOT = PlayerRecord("bot:2", "bot", "2", "multi_duel:2")
@@ -100,3 +107,23 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(LeagueStoreError, match="schema version 99"):
         LeagueStore(path)
+
+
+def test_a_version_1_league_is_upgraded_and_keeps_its_games(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite"
+    with LeagueStore(path) as store:
+        store.add_players([PlayerRecord("a", "baseline", "random", "random")])
+        store.add_players([PlayerRecord("b", "baseline", "noop", "noop")])
+        store.record_game(GameRecord("g0", "duel", (Seat("a", 1), Seat("b", 0))))
+    with sqlite3.connect(path) as db:  # what version 1 wrote: no failed_games table
+        db.execute("DROP TABLE failed_games")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    with LeagueStore(path) as store:
+        assert store.game_keys() == {"g0"} and store.failed_games() == []
+        store.record_failure(FailedGame("g1", "duel", ("a", "b"), {}, 3, "engine crashed"))
+        store.record_failure(FailedGame("g1", "duel", ("a", "b"), {}, 3, "engine crashed again"))
+        assert [(f.key, f.attempts, f.reason) for f in store.failed_games()] == [
+            ("g1", 6, "engine crashed again")
+        ]
+        store.record_game(GameRecord("g1", "duel", (Seat("a", 0), Seat("b", 0))))
+        assert store.failed_games() == []  # played at last

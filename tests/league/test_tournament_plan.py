@@ -79,3 +79,9 @@ def test_a_recalibrated_bot_level_is_another_player() -> None:
     assert bot.record().fingerprint.startswith("multi_duel:1:")
     (elsewhere,) = players("bot:1", map_name="cig_map02")
     assert elsewhere.record().fingerprint != bot.record().fingerprint
+
+
+def test_a_named_baseline_plays_as_its_baseline() -> None:
+    (job,) = plan_games(TournamentConfig(games=1), players("me=random", "noop"))
+    assert {seat.player: seat.kind for seat in job.agents} == {"me": "random", "noop": "noop"}
+    assert parse_player("me=random", "multi_duel").record().spec == "random"

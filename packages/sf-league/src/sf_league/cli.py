@@ -8,7 +8,11 @@ Examples::
     sf-league evaluate --scenario deathmatch_bots --players random bot:1 b=bot:1 c=bot:1 \\
         --games 12 --timelimit 1 --db ffa.sqlite
     sf-league ratings --db league.sqlite --anchor bot:1 [--json]
+    sf-league ratings --db league.sqlite --map multi_duel --timelimit 0.25   # one group
     sf-league plot --db league.sqlite --out ratings.png
+
+Games are rated in groups of equal settings (kind of game, map, time limit, frame skip): one
+table (one plot panel) per group, never one fit across them (sf_league.groups).
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from sf_league.groups import GroupSelection, group_of
 from sf_league.players import parse_player
+from sf_league.runner import GameJob
 from sf_league.standings import Standings, compute_standings
-from sf_league.store import GameRecord, LeagueStore, LeagueStoreError
+from sf_league.store import FailedGame, GameRecord, LeagueStore, LeagueStoreError
 from sf_league.tournament import (
     DUEL_SCENARIOS,
     FFA_SCENARIOS,
@@ -37,7 +43,13 @@ from sf_league.tournament import (
     run_tournament,
 )
 
-__all__ = ["main", "print_standings"]
+__all__ = ["main", "print_failed", "print_standings"]
+
+_GROUPS_HELP = (
+    "Games are rated in groups of equal settings (duel or deathmatch, map, time limit, frame "
+    "skip; bot-only games count in every group of their map and time limit): one table per "
+    "group, each under a header naming its settings and the options that select it alone."
+)
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -59,12 +71,33 @@ def _rating_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (and of the games)")
 
 
+def _selection_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--scenario",
+        choices=("duel", "deathmatch", *DUEL_SCENARIOS[1:], *FFA_SCENARIOS[1:]),
+        help="rate only games of this kind (duel_bots is duel, deathmatch_bots is deathmatch)",
+    )
+    p.add_argument("--map", help="rate only games on this map")
+    p.add_argument("--timelimit", type=float, help="rate only games of this many minutes")
+    p.add_argument("--frame-skip", type=int, help="rate only games at this frame skip")
+
+
+def _selection(args: argparse.Namespace) -> GroupSelection:
+    return GroupSelection(args.scenario, args.map, args.timelimit, args.frame_skip)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sf-league", description="Elo-rated tournaments among sf agents and ViZDoom bots."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    ev = sub.add_parser("evaluate", help="play a tournament, store every game, print ratings")
+    ev = sub.add_parser(
+        "evaluate",
+        help="play a tournament, store every game, print ratings",
+        description="Plays the games of the tournament not yet stored in --db, then prints the "
+        "ratings of the games played under this tournament's settings (other games of the "
+        "league are rated separately: sf-league ratings). " + _GROUPS_HELP,
+    )
     ev.add_argument(
         "--players",
         nargs="+",
@@ -94,12 +127,22 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--workers", type=int, help="game-runner processes (default: CPU cores)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of tables")
     _rating_args(ev)
-    ra = sub.add_parser("ratings", help="print the ranked table and the cross table")
+    ra = sub.add_parser(
+        "ratings",
+        help="print the ranked table and the cross table of each group of comparable games",
+        description=_GROUPS_HELP + " Games that failed on every attempt are listed, not rated.",
+    )
     ra.add_argument("--json", action="store_true", help="print JSON instead of tables")
     _rating_args(ra)
-    pl = sub.add_parser("plot", help="write a PNG of the ratings with error bars")
+    _selection_args(ra)
+    pl = sub.add_parser(
+        "plot",
+        help="write a PNG of the ratings with error bars, one panel per group",
+        description=_GROUPS_HELP,
+    )
     pl.add_argument("--out", required=True, help="PNG file to write")
     _rating_args(pl)
+    _selection_args(pl)
     return parser
 
 
@@ -108,7 +151,12 @@ def _fmt(x: float) -> str:
 
 
 def print_standings(console: Console, s: Standings) -> None:
-    """Prints the ranked table and the cross table of ``s``."""
+    """Prints the header naming the group's settings, the ranked table and the cross table."""
+    console.print(
+        f"[bold]{escape(s.group.label())}[/] (alone: {s.group.flags()})",
+        highlight=False,
+        soft_wrap=True,
+    )
     anchor = s.settings["anchor"]
     title = f"Ratings over {s.games} games (" + (
         f"{anchor} = {s.settings['anchor_value']:g} Elo)" if anchor else "mean 0)"
@@ -144,9 +192,41 @@ def print_standings(console: Console, s: Standings) -> None:
     console.print(cross)
 
 
-def _standings(args: argparse.Namespace, store: LeagueStore) -> Standings:
+def print_failed(console: Console, failed: list[FailedGame]) -> None:
+    """Prints the games that failed on every attempt, with the last line of each reason."""
+    if not failed:
+        return
+    table = Table(title="Failed games (not rated; rerunning their tournament plays them again)")
+    for col in ("game", "settings", "attempts", "why the last attempt failed"):
+        table.add_column(col, justify="right" if col == "attempts" else "left")
+    for f in failed:
+        group = group_of(f.scenario, f.settings, len(f.players))
+        table.add_row(f.key, group.label(), str(f.attempts), f.reason.strip().splitlines()[-1])
+    console.print(table)
+
+
+def _failed_json(failed: list[FailedGame]) -> list[dict[str, Any]]:
+    return [
+        {"key": f.key, "players": list(f.players), "attempts": f.attempts, "reason": f.reason}
+        for f in failed
+    ]
+
+
+def _tournament_selection(jobs: list[GameJob]) -> GroupSelection:
+    """The groups of a tournament's games: its agent games' (which bot games join), or any
+    frame skip for a tournament of bots only."""
+    groups = {group_of(j.scenario, j.settings, len(j.agents) + len(j.bots)) for j in jobs}
+    agent_groups = [g for g in groups if g.frame_skip is not None] or list(groups)
+    group = agent_groups[0]  # one tournament plays one kind, map, time limit and frame skip
+    return GroupSelection(group.scenario, group.map, group.timelimit, group.frame_skip)
+
+
+def _standings(
+    args: argparse.Namespace, store: LeagueStore, selection: GroupSelection
+) -> list[Standings]:
     return compute_standings(
         store,
+        selection,
         anchor=args.anchor,
         anchor_value=args.anchor_value,
         bootstrap=args.bootstrap,
@@ -171,7 +251,8 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
     if problems:  # before the players, whose bot levels depend on the map
         raise TournamentError("invalid tournament:\n  - " + "\n  - ".join(problems))
     players = [parse_player(text, config.map_name) for text in args.players]
-    plan_games(config, players)  # every check before the league file is opened or created
+    jobs = plan_games(config, players)  # every check before the league file is opened or created
+    selection = _tournament_selection(jobs)
     with LeagueStore(args.db) as store:
         progress = Progress(
             TextColumn("{task.description}"),
@@ -200,7 +281,9 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
                     "rerun the same command to play the rest[/]"
                 )
                 return 130
-        standings = _standings(args, store)
+        standings = _standings(args, store, selection)
+        keys = {j.key for j in jobs}
+        failed = [f for f in store.failed_games() if f.key in keys]
     summary: dict[str, Any] = {
         "planned": result.planned,
         "already_stored": result.already_stored,
@@ -209,14 +292,21 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
         "replayed": result.replayed,
     }
     if args.json:
-        print(json.dumps({"tournament": summary, **standings.to_json()}, indent=2))
+        out = {
+            "tournament": summary,
+            "groups": [s.to_json() for s in standings],
+            "failed_games": _failed_json(failed),
+        }
+        print(json.dumps(out, indent=2))
     else:
         console.print(
             f"{result.played} games played, {result.already_stored} already stored, "
             f"{len(result.failed)} failed (of {result.planned} planned)"
-            + (f"; {result.replayed} replays after engine crashes" if result.replayed else "")
+            + (f"; {result.replayed} replays after failed attempts" if result.replayed else "")
         )
-        print_standings(console, standings)
+        for s in standings:
+            print_standings(console, s)
+        print_failed(console, failed)
     return 1 if result.failed else 0
 
 
@@ -227,13 +317,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "evaluate":
             return _evaluate(args, console)
+        selection = _selection(args)
         with LeagueStore(args.db, create=False) as store:
-            standings = _standings(args, store)
+            standings = _standings(args, store, selection)
+            failed = [
+                f
+                for f in store.failed_games()
+                if selection.accepts(group_of(f.scenario, f.settings, len(f.players)))
+            ]
         if args.command == "ratings":
             if args.json:
-                print(json.dumps(standings.to_json(), indent=2))
+                groups = [s.to_json() for s in standings]
+                print(
+                    json.dumps({"groups": groups, "failed_games": _failed_json(failed)}, indent=2)
+                )
             else:
-                print_standings(console, standings)
+                for s in standings:
+                    print_standings(console, s)
+                print_failed(console, failed)
         else:
             from sf_league.plot import plot_ratings
 

@@ -64,7 +64,10 @@ class Player:
         return self.kind != "bot"
 
     def record(self) -> PlayerRecord:
-        spec = str(self.checkpoint) if self.checkpoint else str(self.level or self.name)
+        if self.checkpoint:
+            spec = str(self.checkpoint)
+        else:  # a bot's level; a baseline's fingerprint is its spec, whatever its NAME=
+            spec = str(self.level) if self.kind == "bot" else self.fingerprint
         return PlayerRecord(self.name, self.kind, spec, self.fingerprint or spec)
 
 

@@ -3,30 +3,49 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from sf_league.standings import Standings
 
 __all__ = ["plot_ratings"]
 
 
-def plot_ratings(standings: Standings, out: str | os.PathLike[str]) -> Path:
-    """Draws one horizontal bar per player, strongest on top, and writes it to ``out``.
+def plot_ratings(standings: Sequence[Standings], out: str | os.PathLike[str]) -> Path:
+    """Draws one panel per group of comparable games (its settings in the panel's title), one
+    horizontal bar per player, strongest on top, and writes it to ``out``. Panels do not share
+    an Elo axis: ratings of different groups are not on one scale.
 
     Raises:
-        ValueError: If ``out`` is not a .png file name.
+        ValueError: If ``out`` is not a .png file name, or ``standings`` is empty.
     """
     out = Path(out)
     if out.suffix.lower() != ".png":
         raise ValueError(f"--out {out}: name a .png file")
+    if not standings:
+        raise ValueError("nothing to plot: no group of games was rated")
     import matplotlib
 
     matplotlib.use("Agg")  # no display needed; this only writes files
     import matplotlib.pyplot as plt
 
+    heights = [0.45 * len(s.rows) + 1.5 for s in standings]
+    fig, axes = plt.subplots(
+        len(standings), 1, figsize=(8, sum(heights)), height_ratios=heights, squeeze=False
+    )
+    for ax, s in zip(axes[:, 0], standings, strict=True):
+        _panel(ax, s)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def _panel(ax: Any, standings: Standings) -> None:
     rows = list(reversed(standings.rows))  # matplotlib draws the first row at the bottom
     colours = {"bot": "tab:red", "baseline": "tab:gray", "checkpoint": "tab:blue"}
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.5))
     for y, r in enumerate(rows):
         ax.errorbar(
             r.elo,
@@ -39,13 +58,8 @@ def plot_ratings(standings: Standings, out: str | os.PathLike[str]) -> Path:
     ax.set_yticks(range(len(rows)), [f"{r.player} ({r.games} games)" for r in rows])
     anchor = standings.settings.get("anchor")
     ax.set_xlabel(
-        "Elo: maximum likelihood, 95% bootstrap intervals\n("
+        "Elo: maximum likelihood, 95% bootstrap intervals ("
         + (f"{anchor} = {standings.settings['anchor_value']:g})" if anchor else "mean 0)")
     )
-    ax.set_title(f"League ratings over {standings.games} games")
+    ax.set_title(f"{standings.group.label()}: {standings.games} games", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out

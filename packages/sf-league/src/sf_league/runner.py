@@ -7,8 +7,8 @@ loads its players' policies once, steps the PettingZoo match with no inter-proce
 step, and returns a :class:`~sf_league.store.GameRecord`; it keeps the match open for its next
 game of the same setup (:class:`MatchCache`), since starting one can cost more than a short
 game. A fatal engine error (ViZDoom
-segfaults Python in some ``init()`` failures) kills only that worker; the tournament restarts
-the pool and retries the game.
+segfaults Python in some ``init()`` failures) kills only that runner; the tournament replaces
+it and retries the game (:mod:`sf_league.runner_pool`).
 """
 
 from __future__ import annotations
@@ -16,23 +16,26 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import multiprocessing.util
 import os
+import shutil
 import signal
-import tempfile
 import threading
 import time
+import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from sf_envs.vector.procs import find_processes
+from sf_envs.match import MatchError
+from sf_envs.vector.procs import find_processes, kill_processes
 from sf_league.store import GameRecord, Seat
 
-__all__ = ["AgentSeat", "GameJob", "MatchCache", "play_game", "play_in_runner", "worker_init"]
+__all__ = ["AgentSeat", "GameJob", "MatchCache", "play_game", "play_in_runner", "runner_main"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,37 +74,64 @@ class GameJob:
     settings: dict[str, Any]
 
 
-def _watch_parent(parent: int) -> None:
+def _watch_parent(parent: int, scratch: str) -> None:
     """Ends this runner when the tournament process is gone (e.g. SIGKILLed).
 
     Orphaned ViZDoom engines ignore SIGTERM and spin at 100% CPU, so the engines (this
-    process's children) are SIGKILLed before exiting.
+    process's children) are SIGKILLed and their shared memory removed before exiting; the
+    scratch folder goes too, since its
+    owner can no longer remove it.
     """
     while os.getppid() == parent:
         time.sleep(0.5)
-    for pid in find_processes(parent=os.getpid()):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    kill_processes(find_processes(parent=os.getpid()))
+    shutil.rmtree(scratch, ignore_errors=True)
     os._exit(1)
 
 
-def worker_init() -> None:
-    """Prepares a runner process: its own working folder (ViZDoom writes ``_vizdoom/`` into
-    the cwd), one torch thread (the runners already fill the cores), a parent watchdog.
+def runner_main(conn: Connection, scratch: str, play: Callable[[GameJob], GameRecord]) -> None:
+    """The life of a runner process: plays the games the tournament sends over ``conn``, one
+    at a time, and sends back ``(record, None)`` or ``(None, why it failed)``; ``None`` (or
+    the tournament's end of the pipe closing) ends it.
 
-    torch is imported only when a checkpoint plays (importing it costs a runner over a second,
-    which a tournament of bots and baselines would pay for nothing)."""
-    os.chdir(tempfile.mkdtemp(prefix="sf_league_runner_"))
-    # The engines print their network handshake, which would garble the progress bar; errors
-    # reach the tournament as exceptions, not as text.
+    The runner works in ``scratch`` (ViZDoom writes ``_vizdoom/`` into the cwd), leads its own
+    process group (its engines join it, so the tournament can kill them with it even after
+    the runner died), lets its engines inherit no pipe, ignores Ctrl-C (the tournament's to handle), sends its console to
+    /dev/null (the engines print their network handshake, which would garble the progress
+    bar; errors reach the tournament as messages) and watches its parent.
+    """
+    os.setpgid(0, 0)
+    # Engines started from here must not inherit this process's pipes: they would hold the
+    # tournament's ends open after this runner died, hiding its death.
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if int(fd) > 2:
+                os.set_inheritable(int(fd), False)
+    os.chdir(scratch)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     os.close(devnull)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the tournament's to handle
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    # Runners end through os._exit, which skips atexit; multiprocessing's finalizers still run.
-    multiprocessing.util.Finalize(None, _CACHE.close, exitpriority=10)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(os.getppid(), scratch), daemon=True).start()
+    try:
+        while (job := conn.recv()) is not None:
+            try:
+                message = (play(job), None)
+            except MatchError as e:  # an engine crashed or hung: the message says which
+                message = (None, f"MatchError: {e}")
+            except Exception:  # anything else is a bug: its traceback is the report
+                message = (None, traceback.format_exc().rstrip())
+            conn.send(message)
+    except EOFError:  # the tournament closed its end
+        pass
+    finally:
+        # Also here, not only in the pool or the watchdog: with the tournament gone (its pipe
+        # closed), this thread may reach the end first.
+        try:
+            _CACHE.close()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 _POLICIES: dict[str, Any] = {}  # checkpoint path -> network, loaded once per runner

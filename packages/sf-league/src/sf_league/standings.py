@@ -1,6 +1,7 @@
 """From stored games to the ranked table and the cross table (plain data, no printing).
 
-Every stored game counts. A game's players are compared pairwise by frags (more frags wins,
+Games are rated in groups of equal settings (:mod:`sf_league.groups`): one table per group,
+never one fit across groups. Within a group every stored game counts. A game's players are compared pairwise by frags (more frags wins,
 equal frags is a draw); a duel is one result, a free-for-all of ``n`` players gives every pair
 a result of weight ``1 / (n - 1)`` (:func:`~sf_league.ratings.ffa_pairwise`). W/D/L and
 score % in the tables count those pairwise results (for duels: games).
@@ -8,14 +9,16 @@ score % in the tables count those pairwise results (for duels: games).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from sf_league.groups import GameGroup, GroupSelection, group_games
 from sf_league.ratings import FitSettings, PairResults, RatingFit, ffa_pairwise, fit_ratings
 from sf_league.ratings import likelihood_of_superiority as los
-from sf_league.store import LeagueStore, LeagueStoreError
+from sf_league.store import GameRecord, LeagueStore, LeagueStoreError
 
 __all__ = ["Standing", "Standings", "compute_standings"]
 
@@ -41,8 +44,10 @@ class Standing:
 
 @dataclass(frozen=True)
 class Standings:
-    """The ranked table, the cross table (``cross[a][b]`` = a's W/D/L against b) and the fit."""
+    """The ranked table, the cross table (``cross[a][b]`` = a's W/D/L against b) and the fit
+    of one group of comparable games."""
 
+    group: GameGroup
     rows: list[Standing]
     cross: dict[str, dict[str, tuple[float, float, float]]]
     games: int
@@ -50,6 +55,7 @@ class Standings:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "group": self.group.to_json(),
             "games": self.games,
             "settings": self.settings,
             "ratings": [asdict(r) for r in self.rows],
@@ -69,33 +75,96 @@ class _Tally:
 
 def compute_standings(
     store: LeagueStore,
+    selection: GroupSelection | None = None,
     anchor: str | None = None,
     anchor_value: float = 0.0,
     bootstrap: int = 1000,
     seed: int = 0,
     save: bool = True,
-) -> Standings:
-    """Fits ratings over every stored game and builds the tables.
+) -> list[Standings]:
+    """Fits ratings for each group of comparable stored games and builds its tables.
 
     Args:
         store: The league.
-        anchor: Player held at ``anchor_value`` Elo (e.g. ``bot:1``); None: mean 0.
+        selection: Which groups to rate; None: every group.
+        anchor: Player held at ``anchor_value`` Elo (e.g. ``bot:1``) in every group rated;
+            None: mean 0.
         anchor_value: The anchor's Elo, or the mean without an anchor.
         bootstrap: Bootstrap resamples of the games for the intervals.
         seed: Bootstrap seed (the same league and seed give the same table).
-        save: Store the fit and its settings in the league.
+        save: Store each fit, its settings and its group in the league.
+
+    Returns:
+        One :class:`Standings` per group, in the order of :func:`~sf_league.groups.group_games`.
 
     Raises:
-        LeagueStoreError: If the league has no games or the anchor is not one of its players.
+        LeagueStoreError: If the league has no games, the selection matches none of its groups,
+            or the anchor is not a player of every group rated.
     """
     players = store.players()
     names = [p.name for p in players]
-    index = {n: k for k, n in enumerate(names)}
-    if anchor is not None and anchor not in index:
+    if anchor is not None and anchor not in names:
         raise LeagueStoreError(
             f"--anchor {anchor!r} is not a player of {store.path}; players: {', '.join(names)}"
         )
-    tally = _tally(store, index)
+    groups = group_games(store.games())
+    if not groups:
+        raise LeagueStoreError(
+            f"{store.path} has no games yet: run sf-league evaluate --db {store.path}"
+        )
+    chosen = {g: games for g, games in groups.items() if selection is None or selection.accepts(g)}
+    if not chosen:
+        raise LeagueStoreError(
+            f"no games in {store.path} match the options given; its games were played under "
+            "these settings, select one with its options:\n  - "
+            + "\n  - ".join(f"{g.label()}: {g.flags()}" for g in groups)
+        )
+    without_anchor = [g for g, games in chosen.items() if anchor not in _players_of(games)]
+    if anchor is not None and without_anchor:
+        raise LeagueStoreError(
+            f"--anchor {anchor!r} played no game of these groups, which cannot be anchored to "
+            "it: select the groups it played with their options, or give another --anchor:\n"
+            "  - " + "\n  - ".join(f"{g.label()}: {g.flags()}" for g in without_anchor)
+        )
+    kinds = {p.name: p.kind for p in players}
+    out = []
+    for group, games in chosen.items():
+        present = _players_of(games)
+        group_names = [n for n in names if n in present]
+        standings = _group_standings(
+            group,
+            games,
+            group_names,
+            [kinds[n] for n in group_names],
+            anchor,
+            anchor_value,
+            bootstrap,
+            seed,
+        )
+        if save:
+            ratings = {r.player: (r.elo, r.lower, r.upper) for r in standings.rows}
+            store.record_fit(standings.settings, standings.games, ratings)
+        out.append(standings)
+    return out
+
+
+def _players_of(games: Sequence[GameRecord]) -> set[str]:
+    return {seat.player for game in games for seat in game.seats}
+
+
+def _group_standings(
+    group: GameGroup,
+    games: Sequence[GameRecord],
+    names: list[str],
+    kinds: list[str],
+    anchor: str | None,
+    anchor_value: float,
+    bootstrap: int,
+    seed: int,
+) -> Standings:
+    """The fit and tables of one group's games among the players who played them."""
+    index = {n: k for k, n in enumerate(names)}
+    tally = _tally(games, index)
     settings = FitSettings(
         anchor=None if anchor is None else index[anchor],
         anchor_value=anchor_value,
@@ -104,8 +173,9 @@ def compute_standings(
     )
     fit = fit_ratings(tally.results, len(names), settings)
     order = sorted(range(len(names)), key=lambda k: -fit.elo[k])
-    rows = _ranked_rows(fit, order, names, [p.kind for p in players], tally)
+    rows = _ranked_rows(fit, order, names, kinds, tally)
     stored_settings = {
+        "group": group.to_json(),
         "anchor": anchor,
         "anchor_value": anchor_value,
         "prior_sd": settings.prior_sd,
@@ -113,21 +183,18 @@ def compute_standings(
         "confidence": settings.confidence,
         "seed": seed,
     }
-    if save:
-        ratings = {r.player: (r.elo, r.lower, r.upper) for r in rows}
-        store.record_fit(stored_settings, tally.games, ratings)
-    return Standings(rows, _cross_table(tally.wdl, order, names), tally.games, stored_settings)
+    return Standings(
+        group, rows, _cross_table(tally.wdl, order, names), tally.games, stored_settings
+    )
 
 
-def _tally(store: LeagueStore, index: dict[str, int]) -> _Tally:
-    """Turns every stored game into pairwise results by frags (see the module docstring)."""
+def _tally(games: Sequence[GameRecord], index: dict[str, int]) -> _Tally:
+    """Turns games into pairwise results by frags (see the module docstring)."""
     g_idx, i_idx, j_idx, scores, weights = [], [], [], [], []
     n = len(index)
     wdl = np.zeros((n, n, 3))
     games_played = np.zeros(n, dtype=np.int64)
-    count = 0
-    for g, game in enumerate(store.games()):
-        count += 1
+    for g, game in enumerate(games):
         seats = [index[s.player] for s in game.seats]
         games_played[seats] += 1
         for a, b, s, w in ffa_pairwise([s.frags for s in game.seats]):
@@ -140,12 +207,8 @@ def _tally(store: LeagueStore, index: dict[str, int]) -> _Tally:
             outcome = 0 if s == 1 else 1 if s == 0.5 else 2
             wdl[pa, pb, outcome] += 1
             wdl[pb, pa, 2 - outcome] += 1
-    if count == 0:
-        raise LeagueStoreError(
-            f"{store.path} has no games yet: run sf-league evaluate --db {store.path}"
-        )
     results = PairResults.from_lists(g_idx, i_idx, j_idx, scores, weights)
-    return _Tally(results, wdl, games_played, count)
+    return _Tally(results, wdl, games_played, len(games))
 
 
 def _ranked_rows(

@@ -23,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "SCHEMA_VERSION",
+    "FailedGame",
     "FitRecord",
     "GameRecord",
     "LeagueStore",
@@ -33,7 +34,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added failed_games; a version 1 league is upgraded when opened
 APPLICATION_ID = 0x7366_4C47  # "sfLG": marks the file as an sf-league database
 
 _SCHEMA = """
@@ -63,6 +64,15 @@ CREATE TABLE game_players (
     frags REAL NOT NULL,
     deaths REAL,
     PRIMARY KEY (game_id, player_id)
+);
+CREATE TABLE failed_games (
+    key TEXT PRIMARY KEY,
+    scenario TEXT NOT NULL,
+    players TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    failed_at REAL NOT NULL
 );
 CREATE TABLE fits (
     id INTEGER PRIMARY KEY,
@@ -137,6 +147,27 @@ class GameRecord:
 
 
 @dataclass(frozen=True)
+class FailedGame:
+    """A scheduled game that failed on every attempt: not rated, played again by a rerun.
+
+    Attributes:
+        key: The game's key (a stored game with this key replaces the failure).
+        scenario: Match scenario it was to play.
+        players: League names of its players, in seat order.
+        settings: Its match settings, as a played game would store them.
+        attempts: Attempts that failed, over every run that tried it.
+        reason: Why the last attempt failed (an engine error, a traceback, a runner's death).
+    """
+
+    key: str
+    scenario: str
+    players: tuple[str, ...]
+    settings: dict[str, Any]
+    attempts: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class FitRecord:
     """A stored rating fit: its settings, games used and ``{player: (elo, lower, upper)}``."""
 
@@ -201,6 +232,9 @@ class LeagueStore:
             )
         row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         version = int(row[0]) if row else None
+        if version == 1:
+            self._upgrade_from_1()
+            return
         if version != SCHEMA_VERSION:
             raise LeagueStoreError(
                 f"{self.path} has league schema version {version}; this sf-league reads version "
@@ -219,6 +253,15 @@ class LeagueStore:
                 (str(SCHEMA_VERSION), str(time.time())),
             )
         logger.info("created league %s", self.path)
+
+    def _upgrade_from_1(self) -> None:
+        """Version 1 had no record of failed games: add the (empty) table, keep the rest."""
+        with self._transaction() as db:
+            db.execute(_SCHEMA[_SCHEMA.index("CREATE TABLE failed_games") :].split(";")[0])
+            db.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+            )
+        logger.info("upgraded league %s to schema version %d", self.path, SCHEMA_VERSION)
 
     class _Tx:
         def __init__(self, db: sqlite3.Connection) -> None:
@@ -293,7 +336,8 @@ class LeagueStore:
     # Games ---------------------------------------------------------------------------------
 
     def record_game(self, game: GameRecord) -> bool:
-        """Stores one game in its own transaction; False if its key was already stored.
+        """Stores one game in its own transaction; False if its key was already stored. A
+        failure stored under the same key (an earlier run's) is deleted: the game was played.
 
         Raises:
             LeagueStoreError: If a seat names a player that was never added.
@@ -327,7 +371,45 @@ class LeagueStore:
                     for k, s in enumerate(game.seats)
                 ],
             )
+            db.execute("DELETE FROM failed_games WHERE key = ?", (game.key,))
         return True
+
+    def record_failure(self, failed: FailedGame) -> None:
+        """Stores a game that failed on every attempt (adding to the attempts of an earlier
+        run's failure of the same game), in its own transaction.
+
+        Raises:
+            LeagueStoreError: If the game is already stored as played.
+        """
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM games WHERE key = ?", (failed.key,)).fetchone():
+                raise LeagueStoreError(f"game {failed.key} is stored as played, not failed")
+            row = db.execute(
+                "SELECT attempts FROM failed_games WHERE key = ?", (failed.key,)
+            ).fetchone()
+            db.execute(
+                "INSERT OR REPLACE INTO failed_games VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    failed.key,
+                    failed.scenario,
+                    json.dumps(list(failed.players)),
+                    json.dumps(failed.settings, sort_keys=True),
+                    failed.attempts + (row[0] if row else 0),
+                    failed.reason,
+                    time.time(),
+                ),
+            )
+
+    def failed_games(self) -> list[FailedGame]:
+        """Every game that failed on every attempt and was not played since, oldest first."""
+        rows = self._db.execute(
+            "SELECT key, scenario, players, settings, attempts, reason FROM failed_games "
+            "ORDER BY failed_at"
+        )
+        return [
+            FailedGame(key, scenario, tuple(json.loads(names)), json.loads(settings), n, reason)
+            for key, scenario, names, settings, n, reason in rows
+        ]
 
     def game_keys(self) -> set[str]:
         """Keys of every stored game."""

@@ -14,24 +14,23 @@ ratings (:func:`sf_league.ratings.ffa_pairwise`).
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import itertools
 import json
 import logging
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sf_envs.env import observation_space
-from sf_envs.match import MatchConfig, MatchCore, MatchError, get_match_scenario
+from sf_envs.match import MatchConfig, MatchCore, get_match_scenario
 from sf_envs.match.botgame import bot_game_config
 from sf_envs.match.maps import get_map
 from sf_league.players import Player, check_checkpoint, checkpoint_obs_settings
-from sf_league.runner import AgentSeat, GameJob, play_in_runner, worker_init
-from sf_league.store import GameRecord, LeagueStore
+from sf_league.runner import AgentSeat, GameJob, play_in_runner
+from sf_league.runner_pool import RunnerPool
+from sf_league.store import FailedGame, GameRecord, LeagueStore
 
 __all__ = [
     "BOT_GAME",
@@ -120,8 +119,8 @@ class TournamentConfig:
 
 @dataclass
 class TournamentResult:
-    """What a run did: games planned, already stored, played now, failed (after retries), and
-    how many times a game was replayed after its engine crashed."""
+    """What a run did: games planned, already stored, played now, failed (keys, after every
+    attempt failed), and how many times a game was played again after a failed attempt."""
 
     planned: int
     already_stored: int
@@ -288,7 +287,8 @@ def plan_games(config: TournamentConfig, players: Sequence[Player]) -> list[Game
 def _seat(p: Player) -> AgentSeat:
     if p.kind == "checkpoint":
         return AgentSeat(p.name, "checkpoint", str(p.checkpoint), str(p.run_dir))
-    return AgentSeat(p.name, p.name if p.kind == "baseline" else p.kind)
+    # A baseline's fingerprint is its spec (random, noop), whatever NAME= it plays under.
+    return AgentSeat(p.name, p.fingerprint if p.kind == "baseline" else p.kind)
 
 
 def run_tournament(
@@ -301,8 +301,11 @@ def run_tournament(
 
     Each finished game is committed in its own transaction as it arrives, so an interruption
     (Ctrl-C, SIGKILL, power loss) keeps every finished game, and rerunning the same command
-    plays only the missing ones. A game whose engine crashes is retried (a dead runner process
-    is replaced) up to 3 times, then reported in ``failed``.
+    plays only the missing ones. A failed attempt (an engine crash or hang, an exception, a
+    runner process that died) is logged when it happens and charged to its game alone; the game
+    is played again up to 3 attempts in all, then stored as failed with the reason
+    (:meth:`~sf_league.store.LeagueStore.failed_games`; not rated, retried by a rerun) while the
+    rest of the tournament goes on.
 
     Args:
         config: The tournament.
@@ -324,40 +327,46 @@ def run_tournament(
     # Games of one match setup back to back, so runners mostly reset the match they have open
     # (runner.MatchCache) instead of starting a new one.
     queue = sorted(pending, key=lambda j: json.dumps([j.scenario, j.match_kwargs], sort_keys=True))
-    context = multiprocessing.get_context("spawn")  # no forked torch/engine state in runners
-    while queue:
-        with cf.ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init) as pool:
-            futures = {pool.submit(play_in_runner, job): job for job in queue}
-            queue = []
-            broken = False
-            for future in cf.as_completed(futures):
-                job = futures[future]
-                try:
-                    record = future.result()
-                except cf.process.BrokenProcessPool:
-                    broken = True
-                    why = "the runner process died (engine segfault?)"
-                except MatchError as e:
-                    why = str(e)
-                else:
-                    store.record_game(record)
-                    result.played += 1
-                    done += 1
-                    if on_game:
-                        on_game(record, done, len(jobs))
-                    continue
-                attempts[job.key] += 1
-                if attempts[job.key] < _ATTEMPTS:
-                    logger.warning("game %s failed (%s); retrying", job.key, why)
-                    result.replayed += 1
-                    queue.append(job)
-                else:
-                    logger.error("game %s failed %d times: %s", job.key, _ATTEMPTS, why)
-                    result.failed.append(job.key)
-                    done += 1
-                    if on_game:
-                        on_game(None, done, len(jobs))
-            if broken:
-                # A broken pool fails every pending future; those were retried above.
-                logger.warning("restarting the game runners after a runner died")
+    with RunnerPool(workers, play_in_runner) as pool:
+        for job in queue:
+            pool.submit(job)
+        while pool.unfinished:
+            outcome = pool.next_outcome()
+            job = outcome.job
+            if outcome.record is not None:
+                store.record_game(outcome.record)
+                result.played += 1
+                done += 1
+                if on_game:
+                    on_game(outcome.record, done, len(jobs))
+                continue
+            attempts[job.key] += 1
+            if attempts[job.key] < _ATTEMPTS:
+                logger.warning(
+                    "game %s failed (attempt %d of %d), playing it again: %s",
+                    job.key,
+                    attempts[job.key],
+                    _ATTEMPTS,
+                    outcome.error,
+                )
+                result.replayed += 1
+                pool.submit(job)
+                continue
+            logger.error(
+                "game %s failed %d times, giving up: %s", job.key, _ATTEMPTS, outcome.error
+            )
+            store.record_failure(
+                FailedGame(
+                    job.key,
+                    job.scenario,
+                    tuple(s.player for s in job.agents) + job.bots,
+                    job.settings,
+                    _ATTEMPTS,
+                    str(outcome.error),
+                )
+            )
+            result.failed.append(job.key)
+            done += 1
+            if on_game:
+                on_game(None, done, len(jobs))
     return result

@@ -25,6 +25,7 @@ __all__ = [
     "console_to",
     "find_processes",
     "kill_group",
+    "kill_processes",
     "log_tail",
     "redirect_console",
     "run_in_child",
@@ -81,13 +82,35 @@ def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
     members = find_processes(group=pgid)
     if not members:
         return
-    ids = [i for i in (command_line_option(pid, "+viz_instance_id") for pid in members) if i]
+    ids = _instance_ids(members)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     deadline = time.monotonic() + timeout_s
     while find_processes(group=pgid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    for instance in ids:
+    _unlink_shared_memory(ids)
+
+
+def kill_processes(pids: Sequence[int], timeout_s: float = 5.0) -> None:
+    """SIGKILLs ``pids``, waits (bounded) until they are dead, and removes their engines'
+    shared memory: :func:`kill_group` for a process that must spare itself (a group leader
+    killing its engines before it exits)."""
+    ids = _instance_ids(pids)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout_s
+    while set(pids) & set(find_processes()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    _unlink_shared_memory(ids)
+
+
+def _instance_ids(pids: Sequence[int]) -> list[str]:
+    return [i for i in (command_line_option(pid, "+viz_instance_id") for pid in pids) if i]
+
+
+def _unlink_shared_memory(instance_ids: Sequence[str]) -> None:
+    for instance in instance_ids:
         for prefix in _SHM_PREFIXES:
             with contextlib.suppress(OSError):
                 os.unlink(f"/dev/shm/{prefix}{instance}")

@@ -1,0 +1,33 @@
+"""Test doubles for tournament faults: what a runner process calls per game instead of
+:func:`sf_league.runner.play_in_runner` (monkeypatched into ``sf_league.tournament``; pickled by
+name, so the spawned runners import this module too).
+
+Game number 0 of a pairing with a player named ``crash`` fails on every attempt; every other
+game is a real game.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from sf_league.runner import GameJob, play_in_runner
+from sf_league.store import GameRecord
+
+
+def crashes_key(key: str) -> bool:
+    """Whether the game of ``key`` is the one these doubles break."""
+    pairing = key.split("|")[2].split("+")
+    return "crash" in pairing and key.endswith("|0")
+
+
+def play_or_raise(job: GameJob) -> GameRecord:
+    if crashes_key(job.key):
+        raise RuntimeError("a bug in this game's player")
+    return play_in_runner(job)
+
+
+def play_or_die(job: GameJob) -> GameRecord:
+    if crashes_key(job.key):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return play_in_runner(job)
