@@ -37,11 +37,13 @@ def single_process(config: MatchConfig, seconds: float) -> float:
     obs = np.zeros((n, *config.options.obs_shape), dtype=np.uint8)
     rng = np.random.default_rng(0)
     core = MatchCore(config)
+    space = core.action_space
+    high = space.nvec if space.shape else space.n
     try:
         core.reset(0, obs, None)
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            actions = np.stack([core.action_space.sample() for _ in range(n)])
+            actions = rng.integers(high, size=(n, *space.shape))
             _, _, truncated = core.step(actions, obs, None)
             steps += 1
             if truncated.any():
