@@ -61,9 +61,12 @@ def sf_league(*args: str, check: bool = False) -> subprocess.CompletedProcess[st
     return proc
 
 
-def train_tiny(run_dir: Path, env: str = "sf/DoomDuelBots-v0", frames: int = 256) -> None:
+def train_tiny(
+    run_dir: Path, env: str = "sf/DoomDuelBots-v0", frames: int = 256, *extra: str
+) -> None:
     """Trains a tiny network for a few hundred frames with the ``sf-train`` CLI (a real run
-    folder: config.json, checkpoints), in a child process as a user would."""
+    folder: config.json, checkpoints), in a child process as a user would; ``extra`` flags
+    are added."""
     flags = {
         "--env": env,
         "--run-dir": str(run_dir),
@@ -84,7 +87,7 @@ def train_tiny(run_dir: Path, env: str = "sf/DoomDuelBots-v0", frames: int = 256
     }
     args = [part for flag, value in flags.items() for part in (flag, *value.split())]
     proc = subprocess.run(
-        [sys.executable, "-m", "sf_train.cli", "train", *args],
+        [sys.executable, "-m", "sf_train.cli", "train", *args, *extra],
         capture_output=True,
         text=True,
         timeout=300,

@@ -6,6 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from league_support import make_checkpoint, sf_league, train_tiny
 
 from sf_envs.match import bot_ladder
@@ -154,6 +155,32 @@ def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path, c
         assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
 
 
+def test_a_checkpoint_with_sample_factory_controls_plays_with_them(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "heads"
+    train_tiny(run, "sf/DoomDuelBots-v0", 256, "--env-options", "action_set=sample_factory")
+    db = tmp_path / "league.sqlite"
+    out = sf_league(
+        "evaluate",
+        "--players",
+        f"heads={run}",
+        "random",
+        "--games",
+        "1",
+        "--db",
+        str(db),
+        "--json",
+        *GAME,
+    )
+    assert out.returncode == 0, out.stderr
+    assert {r["player"] for r in only_group(out.stdout)["ratings"]} == {"heads", "random"}
+    with sqlite3.connect(db) as conn:
+        (settings,) = conn.execute("SELECT settings FROM games").fetchone()
+    assert json.loads(settings)["action_set"] == "sample_factory"  # the checkpoint's own
+    assert main(["evaluate", "--players", str(run), "random", "--action-set", "discrete",
+                 "--db", str(db)]) == 2  # fmt: skip
+    assert "--action-set" in capsys.readouterr().err
+
+
 def test_bad_input_is_refused_and_nothing_is_lost(tmp_path: Path, capsys) -> None:
     db = tmp_path / "league.sqlite"
     with LeagueStore(db) as store:  # a league with one game already stored
@@ -205,3 +232,19 @@ def test_bad_input_is_refused_and_nothing_is_lost(tmp_path: Path, capsys) -> Non
     assert main(["ratings", "--db", str(tmp_path / "missing.sqlite")]) == 2
     assert "sf-league evaluate" in capsys.readouterr().err
     assert not (tmp_path / "missing.sqlite").exists()
+    assert main(["plot", "--db", str(db), "--out", str(tmp_path / "r.jpg")]) == 2
+    assert "name a .png file" in capsys.readouterr().err
+
+
+def test_a_bug_keeps_its_traceback(tmp_path: Path, monkeypatch) -> None:
+    """Only errors about what the user gave print as one line; a ValueError from inside is a bug."""
+    db = tmp_path / "league.sqlite"
+    with LeagueStore(db) as store:
+        store.add_player(parse_player("random", "multi_duel").record())
+
+    def broken(*args, **kwargs):
+        raise ValueError("an internal invariant broke")
+
+    monkeypatch.setattr("sf_league.cli._standings", broken)
+    with pytest.raises(ValueError, match="an internal invariant broke"):
+        main(["ratings", "--db", str(db)])

@@ -25,11 +25,14 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from sf_envs.actions import ACTION_SETS
+from sf_envs.errors import OptionError
+from sf_envs.terminal import LineProgress, make_console
 from sf_league.groups import GroupSelection, group_of
-from sf_league.players import parse_player
+from sf_league.players import PlayerError, parse_player
 from sf_league.runner import GameJob
 from sf_league.standings import Standings, compute_standings
 from sf_league.store import FailedGame, GameRecord, LeagueStore, LeagueStoreError
@@ -50,6 +53,11 @@ _GROUPS_HELP = (
     "skip; bot-only games count in every group of their map and time limit): one table per "
     "group, each under a header naming its settings and the options that select it alone."
 )
+
+
+# Problems with what the user gave (flags, players, league files) print as one line; anything
+# else is a bug and keeps its traceback.
+USER_ERRORS = (LeagueStoreError, PlayerError, TournamentError, OptionError)
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -123,6 +131,11 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--timelimit", type=float, help="minutes of game time per game")
     ev.add_argument("--obs-size", type=_size, help="observation WxH (default: the checkpoints')")
     ev.add_argument("--grayscale", action=argparse.BooleanOptionalAction, help="gray observations")
+    ev.add_argument(
+        "--action-set",
+        choices=ACTION_SETS,
+        help="the agents' controls (default: the checkpoints' own, else discrete)",
+    )
     ev.add_argument("--frame-skip", type=int, help="tics per agent step")
     ev.add_argument("--workers", type=int, help="game-runner processes (default: CPU cores)")
     ev.add_argument("--json", action="store_true", help="print JSON instead of tables")
@@ -244,6 +257,7 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
         frame_skip=args.frame_skip,
         obs_size=args.obs_size,
         grayscale=args.grayscale,
+        action_set=args.action_set,
         workers=args.workers,
         seed=args.seed,
     )
@@ -254,7 +268,7 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
     jobs = plan_games(config, players)  # every check before the league file is opened or created
     selection = _tournament_selection(jobs)
     with LeagueStore(args.db) as store:
-        progress = Progress(
+        progress = LineProgress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -312,8 +326,8 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    console = Console(stderr=getattr(args, "json", False))
-    err = Console(stderr=True)
+    console = make_console(stderr=getattr(args, "json", False))
+    err = make_console(stderr=True)
     try:
         if args.command == "evaluate":
             return _evaluate(args, console)
@@ -340,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
 
             console.print(f"wrote {plot_ratings(standings, args.out)}")
         return 0
-    except (LeagueStoreError, ValueError) as e:  # PlayerError, TournamentError, bad settings
+    except USER_ERRORS as e:
         # Unwrapped (paths stay copyable) and escaped (messages quote lists like ['a', 'b']).
         err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2

@@ -139,7 +139,8 @@ def parse_player(text: str, map_name: str) -> Player:
 
 
 def checkpoint_obs_settings(player: Player) -> dict[str, object]:
-    """The observation settings a checkpoint was trained with (from its run's config)."""
+    """The observation settings and action set a checkpoint was trained with (from its run's
+    config)."""
     from sf_train.run_folder import RunFolderError, load_run_config
 
     try:
@@ -150,6 +151,7 @@ def checkpoint_obs_settings(player: Player) -> dict[str, object]:
         "obs_size": tuple(env.obs_size),
         "grayscale": bool(env.grayscale),
         "frame_skip": int(env.frame_skip),
+        "action_set": str(env.options().get("action_set", "discrete")),
     }
 
 
@@ -176,5 +178,5 @@ def check_checkpoint(
             f"player {player.name} ({player.checkpoint}) does not fit this match: its network "
             f"does not accept observations {observation_space} and actions {action_space} "
             f"({type(e).__name__}: {first}); use a checkpoint trained with the match's "
-            "controls and observation settings (--obs-size, --grayscale)"
+            "controls and observation settings (--obs-size, --grayscale, --action-set)"
         ) from e

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sf_envs.errors import OptionError
 from sf_league.standings import Standings
 
 __all__ = ["plot_ratings"]
@@ -22,9 +23,9 @@ def plot_ratings(standings: Sequence[Standings], out: str | os.PathLike[str]) ->
     """
     out = Path(out)
     if out.suffix.lower() != ".png":
-        raise ValueError(f"--out {out}: name a .png file")
+        raise OptionError(f"--out {out}: name a .png file")
     if not standings:
-        raise ValueError("nothing to plot: no group of games was rated")
+        raise OptionError("nothing to plot: no group of games was rated")
     import matplotlib
 
     matplotlib.use("Agg")  # no display needed; this only writes files

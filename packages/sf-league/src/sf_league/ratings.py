@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sf_envs.errors import OptionError
+
 __all__ = [
     "ELO_SCALE",
     "FitSettings",
@@ -149,7 +151,7 @@ class FitSettings:
         if not 0 < self.confidence < 1:
             errors.append(f"confidence must be in (0, 1), got {self.confidence}")
         if errors:
-            raise ValueError("invalid fit settings: " + "; ".join(errors))
+            raise OptionError("invalid fit settings: " + "; ".join(errors))
 
 
 @dataclass(frozen=True)

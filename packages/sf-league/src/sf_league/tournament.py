@@ -74,6 +74,8 @@ class TournamentConfig:
         frame_skip: Tics per agent step; None: the checkpoints' own, else 4.
         obs_size: Observation ``(width, height)``; None: the checkpoints' own, else 64x36.
         grayscale: Gray observations; None: the checkpoints' own, else True.
+        action_set: The agents' controls (``discrete`` or ``sample_factory``, see
+            :mod:`sf_envs.actions`); None: the checkpoints' own, else ``discrete``.
         workers: Game-runner processes; None: one per CPU core.
         seed: Base seed; each game's seed derives from it and the game's key.
     """
@@ -86,6 +88,7 @@ class TournamentConfig:
     frame_skip: int | None = None
     obs_size: tuple[int, int] | None = None
     grayscale: bool | None = None
+    action_set: str | None = None
     workers: int | None = None
     seed: int = 0
 
@@ -133,7 +136,7 @@ def _obs_settings(config: TournamentConfig, players: Sequence[Player]) -> dict[s
     """Observation settings: explicit ones, else the checkpoints' (which must agree)."""
     trained = {p.name: checkpoint_obs_settings(p) for p in players if p.kind == "checkpoint"}
     settings: dict[str, Any] = {}
-    defaults = {"obs_size": (64, 36), "grayscale": True, "frame_skip": 4}
+    defaults = {"obs_size": (64, 36), "grayscale": True, "frame_skip": 4, "action_set": "discrete"}
     for key, default in defaults.items():
         given = getattr(config, key)
         values = {json.dumps(t[key]) for t in trained.values()}
