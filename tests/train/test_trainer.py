@@ -33,9 +33,11 @@ def test_async_run_measures_lag_and_writes_the_tensorboard_tags(toy_config, tmp_
     cfg = toy_config(frames=4096)
     result = train(cfg)
     assert not [t for t in threading.enumerate() if t.name == "sf-train-learner"]
+    assert result.dropped_frames == 0  # no env is ever stuck without faults
     tags = scalars(tmp_path / "run")
     expected = {
         "perf/fps",
+        "perf/dropped_frames",
         "charts/episodic_return",
         "charts/episodic_length",
         "losses/policy_loss",
