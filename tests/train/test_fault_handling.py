@@ -1,6 +1,6 @@
-"""The sampler under the faults the vector engine reports: envs that stop answering (a hung
-worker) and envs whose worker was replaced (``info["worker_restarted"]``). Toy doubles of the
-engine's behaviour; the real processes are in test_training_faults.py."""
+"""The sampler and the evaluation under the faults the vector engine reports: envs that stop
+answering (a hung worker) and envs whose worker was replaced (``info["worker_restarted"]``).
+Toy doubles of the engine's behaviour; the real processes are in test_training_faults.py."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import torch
 from test_sampler import TINY, assert_aligned_and_replayable
 from toy_env import ToyVecEnv
 
+from sf_train import evaluate
 from sf_train.model import ActorCritic
 from sf_train.sampler import Sampler
 
@@ -131,3 +132,14 @@ def test_trajectories_cut_by_a_worker_restart_are_dropped():
     assert venv.recvs > venv.at
     # Two trajectories cut, each after at most T steps (the last one's action was lost).
     assert 0 < dropped <= 2 * T
+
+
+def test_evaluation_counts_no_episode_cut_by_a_worker_restart(toy_config, monkeypatch):
+    venv = _RestartingToyVecEnv(4, 4, episode_length=EPISODE, lost=(0, 1), at=3)
+    monkeypatch.setattr(evaluate, "make_env", lambda *args, **kwargs: venv)
+    cfg = toy_config()
+    result = evaluate.evaluate_policy(
+        cfg, lambda v: ActorCritic(v.single_observation_space, v.single_action_space, cfg.model), 8
+    )
+    assert venv.recvs > venv.at
+    np.testing.assert_array_equal(result.lengths, [EPISODE] * 8)
