@@ -21,7 +21,7 @@ from sf_train.trainer import Progress, Trainer, TrainResult
 FAULT_AT = 2_000
 """Frames trained before the fault is injected."""
 AFTER_RESTART = 4_000
-"""Frames the run must train after the restart shows in its counter."""
+"""Frames the run must train after a replacement worker appears."""
 LIMIT = 400_000
 """Frame budget: never reached, the run stops AFTER_RESTART frames after the restart."""
 
@@ -45,8 +45,8 @@ def _config(run_dir: Path, env: EnvConfig) -> Config:
 
 
 def _train_through(cfg: Config, fault: Fault) -> tuple[TrainResult, list[int], list[int]]:
-    """Trains, injects ``fault`` after FAULT_AT frames and stops AFTER_RESTART frames after
-    the first restart; returns the result, every worker the run had and the processes hit."""
+    """Trains, injects ``fault`` after FAULT_AT frames and stops AFTER_RESTART frames after a
+    replacement worker appears; returns the result, every worker the run had and the processes hit."""
     workers: set[int] = set()
     first: set[int] = set()
     hit: list[int] = []
@@ -67,7 +67,7 @@ def _train_through(cfg: Config, fault: Fault) -> tuple[TrainResult, list[int], l
         trainer.on_progress = on_progress
         result = trainer.train()
         workers.update(trainer.venv.worker_pids)
-    assert hit and restarted_at, "the fault was not injected or no restart was recorded"
+    assert hit and restarted_at, "the fault was not injected or no worker was replaced"
     assert result.frames >= restarted_at[0] + AFTER_RESTART
     return result, sorted(workers), hit
 

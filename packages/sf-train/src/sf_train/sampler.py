@@ -382,14 +382,15 @@ class Sampler:
         truncated: np.ndarray,
         info: dict[str, Any],
         env_ids: np.ndarray,
-        learning: np.ndarray,
+        real: np.ndarray,
         policy: int | PolicySource,
     ) -> np.ndarray:
         """Per recv() row: the value of the final observation where a time limit (and not a
-        termination) ended the episode, else 0. Called before the ended envs' recurrent states
+        termination) ended the episode, else 0; only ``real`` rows (the learning agents' game
+        results) can be cut by a time limit. Called before the ended envs' recurrent states
         are zeroed, so each final observation is seen with the memory of its own episode."""
         values = np.zeros(len(env_ids), dtype=np.float32)
-        cut = np.flatnonzero(np.asarray(truncated) & ~np.asarray(terminated) & learning)
+        cut = np.flatnonzero(np.asarray(truncated) & ~np.asarray(terminated) & real)
         if not self.bootstrap_truncations or not len(cut):
             return values
         if "final_obs" not in info:
