@@ -7,12 +7,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from sf_envs.vector import DoomVectorEnv, VectorEnvError
+from sf_envs.vector import DoomAsyncVectorEnv, DoomVectorEnv, VectorEnvError
+from sf_envs.vector import engine as engine_module
 from sf_envs.vector.buffers import SHM_PREFIX
 from sf_envs.vector.procs import find_processes
 from sf_envs.vector.units import DoomUnit, DoomUnitFactory
@@ -122,6 +124,39 @@ def test_hung_worker_times_out_and_restarts(tmp_path):
             _, _, _, truncated, info = env.step(np.zeros(2, np.int64))
         assert truncated[0] and info["worker_restarted"][0] and not info["worker_restarted"][1]
         env.step(np.zeros(2, np.int64))
+    finally:
+        env.close()
+
+
+def test_the_pause_before_a_restart_grows_only_with_failures_in_quick_succession():
+    now = 1000.0
+    assert engine_module._restart_pause(deque([now]), now) == 0.25
+    assert engine_module._restart_pause(deque([now - 4, now - 2, now]), now) == 1.0
+    # A worker killed every 20 s is not a crash loop: each restart pauses as briefly.
+    assert engine_module._restart_pause(deque([now - 60, now - 40, now - 20, now]), now) == 0.25
+    assert engine_module._restart_pause(deque([now - i for i in range(8)]), now) == 2.0
+
+
+def test_the_other_workers_step_while_a_restart_pauses(monkeypatch):
+    monkeypatch.setattr(engine_module, "_RESTART_BACKOFF_S", 2.0)
+    env = DoomAsyncVectorEnv("basic", num_envs=4, batch_size=2, num_workers=2, **FAST)
+    try:
+        env.async_reset(seed=0)
+        for _ in range(8):  # past the resets: the killed worker's envs are mid-step
+            _, _, _, _, info = env.recv()
+            env.send(np.zeros(2, np.int64), info["env_id"])
+        dead = env._core.engine._handles[0]
+        os.kill(dead.proc.pid, signal.SIGKILL)
+        while_paused, restarted = 0, False
+        deadline = time.monotonic() + 60
+        while not restarted and time.monotonic() < deadline:
+            _, _, _, _, info = env.recv()
+            while_paused += dead.proc is None
+            restarted = "worker_restarted" in info
+            env.send(np.zeros(2, np.int64), info["env_id"])
+        assert restarted
+        assert while_paused > 0  # the survivor's envs came back before the replacement began
+        assert env.worker_restarts == 1
     finally:
         env.close()
 

@@ -26,29 +26,32 @@ def bright_side(screen: torch.Tensor) -> torch.Tensor:
 def test_batches_are_aligned_and_replayable(batch_size, shuffle, measurements):
     venv = ToyVecEnv(6, batch_size, episode_length=5, measurements=measurements, shuffle=shuffle)
     model = ActorCritic(venv.single_observation_space, venv.single_action_space, TINY)
-    T = 8
-    sampler = Sampler(venv, model, T=T, B=6, device=torch.device("cpu"))
+    sampler = Sampler(venv, model, T=8, B=6, device=torch.device("cpu"))
     sampler.start(seed=1)
     try:
         for _ in range(4):
             rollout = sampler.collect(policy_version=3)
-            buf = rollout.buffer
-            screen = buf.obs["screen"] if measurements else buf.obs
-            # The reward of step t pays the action taken on observation t.
-            expected = (buf.actions == bright_side(screen[:T])).float()
-            torch.testing.assert_close(buf.rewards, expected)
-            assert (buf.policy_versions == 3).all()
-            # Replaying the trajectories reproduces the sampled log-probs and values, which
-            # checks the stored recurrent states and episode resets.
-            with torch.no_grad():
-                out = model.forward_sequence(buf.obs, buf.rnn_state, buf.resets())
-            log_probs = model.action_dist.log_prob(out.logits[:T], buf.actions)
-            torch.testing.assert_close(log_probs, buf.log_probs, atol=1e-5, rtol=1e-5)
-            torch.testing.assert_close(out.values[:T], buf.values, atol=1e-5, rtol=1e-5)
+            assert_aligned_and_replayable(model, rollout.buffer)
+            assert (rollout.buffer.policy_versions == 3).all()
             assert (rollout.episode_lengths == 5).all()
-            sampler.release(buf)
+            sampler.release(rollout.buffer)
     finally:
         venv.close()
+
+
+def assert_aligned_and_replayable(model: ActorCritic, buf) -> None:
+    """Every column is one env's own steps: rewards pay the actions taken on their
+    observations, and replaying the trajectories from their stored recurrent states and
+    episode resets reproduces the sampled log-probs and values."""
+    T = buf.T
+    screen = buf.obs["screen"] if isinstance(buf.obs, dict) else buf.obs
+    expected = (buf.actions == bright_side(screen[:T])).float()
+    torch.testing.assert_close(buf.rewards, expected)
+    with torch.no_grad():
+        out = model.forward_sequence(buf.obs, buf.rnn_state, buf.resets())
+    log_probs = model.action_dist.log_prob(out.logits[:T], buf.actions)
+    torch.testing.assert_close(log_probs, buf.log_probs, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(out.values[:T], buf.values, atol=1e-5, rtol=1e-5)
 
 
 def test_episode_ends_every_episode_length_steps():

@@ -22,6 +22,7 @@ from sf_train.config import (
     validate,
 )
 from sf_train.config_cli import add_config_arguments, config_from_args, field_docs
+from sf_train.envs import make_env
 from sf_train.presets import sample_factory
 
 
@@ -111,6 +112,21 @@ def test_cli_is_generated_from_the_dataclasses():
     assert config_from_args(parser.parse_args([])) == Config()
 
 
+def test_worker_settings_are_checked_and_reach_the_engine():
+    with pytest.raises(ConfigError) as info:
+        validate(Config(env=EnvConfig(worker_timeout=0.0, worker_max_restarts=-1)))
+    assert len(info.value.errors) == 2
+    assert "env.worker_timeout=0.0" in str(info.value)
+    assert "env.worker_max_restarts=-1" in str(info.value)
+    cfg = EnvConfig(num_envs=2, batch_size=2, worker_timeout=7.5, worker_max_restarts=9)
+    venv = make_env(cfg)
+    try:
+        settings = venv._core.engine.settings
+        assert (settings.step_timeout_s, settings.max_restarts) == (7.5, 9)
+    finally:
+        venv.close()
+
+
 def test_cli_reports_all_errors():
     parser = argparse.ArgumentParser()
     add_config_arguments(parser)
@@ -154,7 +170,13 @@ def test_env_options_reach_the_env_as_keyword_arguments():
 
 @pytest.mark.parametrize(
     "item, needle",
-    [("bot_skill", "not KEY=VALUE"), ("=3", "not KEY=VALUE"), ("frame_skip=2", "--frame-skip")],
+    [
+        ("bot_skill", "not KEY=VALUE"),
+        ("=3", "not KEY=VALUE"),
+        ("frame_skip=2", "--frame-skip"),
+        ("step_timeout_s=5", "--worker-timeout"),
+        ("max_restarts=9", "--worker-max-restarts"),
+    ],
 )
 def test_bad_env_options_are_named(item, needle):
     with pytest.raises(ConfigError, match=needle):
@@ -163,8 +185,6 @@ def test_bad_env_options_are_named(item, needle):
 
 def test_env_options_configure_a_match_env():
     """A 3-second time limit given as an env option ends sf/DoomDuelBots-v0 episodes early."""
-    from sf_train.envs import make_env
-
     env_cfg = EnvConfig(
         env="sf/DoomDuelBots-v0",
         num_envs=1,

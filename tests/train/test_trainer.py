@@ -9,7 +9,12 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from sf_train.checkpoint import CheckpointError, load_checkpoint
 from sf_train.config import AlgoConfig, config_to_dict, save_config
-from sf_train.run_folder import RunFolderError, checkpoints_of, load_run_config
+from sf_train.run_folder import (
+    RunFolderError,
+    checkpoints_of,
+    load_run_config,
+    prepare_run_folder,
+)
 from sf_train.trainer import Progress, Trainer, train
 
 
@@ -33,9 +38,11 @@ def test_async_run_measures_lag_and_writes_the_tensorboard_tags(toy_config, tmp_
     cfg = toy_config(frames=4096)
     result = train(cfg)
     assert not [t for t in threading.enumerate() if t.name == "sf-train-learner"]
+    assert result.dropped_frames == 0  # no env is ever stuck without faults
     tags = scalars(tmp_path / "run")
     expected = {
         "perf/fps",
+        "perf/dropped_frames",
         "charts/episodic_return",
         "charts/episodic_length",
         "losses/policy_loss",
@@ -156,6 +163,16 @@ def test_run_folder_errors_name_the_fix(toy_config, tmp_path):
     latest.write_bytes(latest.read_bytes()[:100])
     with pytest.raises(CheckpointError, match=latest.name):
         Trainer(cfg, resume=True)
+
+
+def test_worker_settings_may_change_on_resume(toy_config, tmp_path):
+    """How long a worker may hang and how often it may restart decide how the run goes on, not
+    what it trains."""
+    cfg = toy_config(frames=128, sync=True)
+    train(cfg)
+    cfg.env.worker_timeout, cfg.env.worker_max_restarts = 5.0, 9
+    assert prepare_run_folder(cfg, resume=True)["frames"] == 128
+    assert load_run_config(tmp_path / "run").env.worker_timeout == 5.0
 
 
 def test_a_moved_run_folder_resumes_where_it_now_is(toy_config, tmp_path):

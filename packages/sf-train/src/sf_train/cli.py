@@ -102,6 +102,12 @@ def _train(argv: list[str]) -> int:
         f"{result.seconds:.0f} s, mean return {reward}; checkpoint {result.checkpoint}",
         soft_wrap=True,
     )
+    if result.worker_restarts or result.dropped_frames:
+        console.print(
+            f"[yellow]faults[/]: {result.worker_restarts} vector worker restart(s), "
+            f"{result.dropped_frames:,} frames of experience dropped (not counted above)",
+            soft_wrap=True,
+        )
     return 0
 
 

@@ -74,6 +74,14 @@ class EnvConfig:
     """More keyword arguments of the env id, each KEY=VALUE with VALUE read as JSON when it
     parses (else as text); e.g. for sf/DoomDuelBots-v0: bot_skill=1 timelimit=1.0
     map=cig_map02. Errors in them are the env's own, raised when training starts."""
+    worker_timeout: float | None = None
+    """Seconds a vector worker may show no progress before it counts as hung and is restarted
+    (its envs' unfinished trajectories are dropped); unset: the engine's default (60 s for
+    sf-envs), long enough for a slow but healthy game."""
+    worker_max_restarts: int | None = None
+    """Restarts of one vector worker tolerated within 5 minutes before training stops with the
+    worker's error; unset: the engine's default (3 for sf-envs), which stops a game that
+    crashes again and again instead of restarting it forever."""
 
     def options(self) -> dict[str, Any]:
         """:attr:`env_options` as keyword arguments."""
@@ -249,13 +257,23 @@ def _validate_env(c: EnvConfig, errors: list[str]) -> None:
         errors.append(f"env.obs_size={c.obs_size}: give positive WIDTH HEIGHT, e.g. 64 36")
     if c.frame_skip < 1:
         errors.append(f"env.frame_skip={c.frame_skip}: use at least 1")
-    reserved = {"frame_skip", "obs_size", "grayscale", "num_envs", "batch_size", "num_workers"}
+    if c.worker_timeout is not None and not c.worker_timeout > 0:
+        errors.append(f"env.worker_timeout={c.worker_timeout}: use a positive number of seconds")
+    if c.worker_max_restarts is not None and c.worker_max_restarts < 0:
+        errors.append(f"env.worker_max_restarts={c.worker_max_restarts}: use 0 or more")
+    # Keyword arguments that sf-train sets itself, and the flag that sets each.
+    reserved = {
+        key: key
+        for key in ("frame_skip", "obs_size", "grayscale", "num_envs", "batch_size", "num_workers")
+    }
+    reserved |= {"step_timeout_s": "worker_timeout", "max_restarts": "worker_max_restarts"}
     for item in c.env_options:
         key = item.partition("=")[0]
         if "=" not in item or not key.isidentifier():
             errors.append(f"env.env_options: {item!r} is not KEY=VALUE, e.g. bot_skill=1")
         elif key in reserved:
-            errors.append(f"env.env_options: {key} has its own flag, --{key.replace('_', '-')}")
+            flag = reserved[key].replace("_", "-")
+            errors.append(f"env.env_options: {key} has its own flag, --{flag}")
 
 
 def _validate_model(c: ModelConfig, env: EnvConfig, errors: list[str]) -> None:

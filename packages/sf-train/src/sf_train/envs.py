@@ -5,6 +5,8 @@ Any gymnasium id whose registration has a ``vector_entry_point`` with the engine
 sf-envs, or ``MODULE:ID``, which imports MODULE so that it registers ID, as ``gymnasium.make``
 does. Every env is given the same keyword arguments: ``frame_skip``, ``obs_size``,
 ``grayscale`` and the ``env_options``; frames are counted as agent steps x ``frame_skip``.
+The vector env also gets ``step_timeout_s`` and ``max_restarts`` (the sf-envs engine's names)
+when ``worker_timeout`` / ``worker_max_restarts`` are set.
 """
 
 from __future__ import annotations
@@ -77,12 +79,19 @@ def make_env(
     env_spec(cfg.env)
     n = cfg.num_envs if num_envs is None else num_envs
     b = min(cfg.batch_size if batch_size is None else batch_size, n)
+    # Engine settings go only where set, so an env without workers need not accept them.
+    engine: dict[str, Any] = {}
+    if cfg.worker_timeout is not None:
+        engine["step_timeout_s"] = cfg.worker_timeout
+    if cfg.worker_max_restarts is not None:
+        engine["max_restarts"] = cfg.worker_max_restarts
     return gym.make_vec(
         cfg.env,
         num_envs=n,
         batch_size=b,
         copy=False,  # the sampler consumes each batch before sending its actions
         num_workers=max(1, min(cfg.num_workers, n // agents_per_game(cfg))),
+        **engine,
         **_env_kwargs(cfg),
     )
 

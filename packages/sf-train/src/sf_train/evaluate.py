@@ -142,7 +142,9 @@ def evaluate_policy(
     seed: int = 12345,
 ) -> EvalResult:
     """Plays ``episodes`` episodes of ``cfg``'s env with ``policy`` (a model on ``device``, or
-    a function that builds it for the vector env), every env an equal share.
+    a function that builds it for the vector env), every env an equal share. An episode that a
+    worker's failure cut (``info["worker_restarted"]``) is no game's result: it does not count,
+    and its env plays another.
 
     Raises:
         OptionError: If ``episodes`` < 1.
@@ -166,7 +168,10 @@ def evaluate_policy(
         while (done_count < quota).any():
             obs, _, terminated, truncated, info = venv.recv()
             ids = np.asarray(info["env_id"]).astype(np.int64)
-            for row in np.flatnonzero(np.asarray(info["_episode_summary"])):
+            ended = np.asarray(info["_episode_summary"], dtype=bool)
+            if "worker_restarted" in info:  # cut by a worker's failure: no game's result
+                ended = ended & ~np.asarray(info["worker_restarted"], dtype=bool)
+            for row in np.flatnonzero(ended):
                 e = ids[row]
                 if done_count[e] < quota[e]:
                     done_count[e] += 1

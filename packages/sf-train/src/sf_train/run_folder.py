@@ -37,6 +37,8 @@ RESUMABLE_FIELDS = frozenset(
         "run.checkpoint_seconds",
         "run.keep_checkpoints",
         "run.eval_episodes",
+        "env.worker_timeout",
+        "env.worker_max_restarts",
     }
 )
 """Fields a resumed run may change: how long and where it trains, not what it trains (a run

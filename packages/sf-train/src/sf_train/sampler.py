@@ -8,6 +8,28 @@ Trajectories are assigned to buffer columns first-come first-served: an env that
 ``T`` steps takes the next free column, in the oldest batch that still has one. A batch is
 handed out when all of its ``B`` columns are complete, so envs of uneven speed never stall
 each other and every batch holds exactly ``B`` whole trajectories.
+
+Faults (a vector worker killed or hung, an engine lost under it) are handled by dropping, never
+by patching, the trajectories they touch:
+
+- The engine restarts a failed worker and reports its envs' next results with
+  ``info["worker_restarted"]``: reward 0, ``truncated``, a new episode's first observation, and
+  a ``final_obs`` that no game produced. Those envs' unfinished trajectories are dropped (their
+  columns become *holes* that the next env needing a column fills from step 0), they start a new
+  trajectory at the new observation with their recurrent state reset, and the cut episode counts
+  neither in the returns nor as a time limit to bootstrap.
+- Until then, and while a replacement starts (a second or two), the failed worker's envs are
+  silent, and the oldest batch waits for their columns while the learner has nothing to train
+  on. The engine declares a hung worker dead only after its ``step_timeout_s`` (a minute by
+  default, so that a slow but healthy game is not killed), so waiting is no option: an env not
+  heard from for :data:`STUCK_ROUNDS` rounds of ``recv()`` is *stuck*, and the next env that
+  needs a column takes over the column it writes in the oldest batch (the stuck env's
+  trajectory is dropped, the column rewritten from step 0), so that batch completes ``T``
+  steps later. Healthy envs answer every round, so they never take columns from each other;
+  in a run without faults no env is stuck and nothing is dropped.
+- A stuck env that answers again (or its replacement) takes the next free column. If the
+  healthy envs have filled every buffer meanwhile, an env without a column keeps acting (its
+  recurrent state stays in step) but records nothing until a column is free.
 """
 
 from __future__ import annotations
@@ -27,7 +49,7 @@ from sf_train.acting import ObsBatch, PolicyRunner
 from sf_train.buffer import TrajectoryBuffer
 from sf_train.model import ActorCritic
 
-__all__ = ["AsyncVectorEnv", "PolicySource", "Rollout", "Sampler", "StatefulEnv"]
+__all__ = ["AsyncVectorEnv", "PolicySource", "RestartingEnv", "Rollout", "Sampler", "StatefulEnv"]
 
 
 class AsyncVectorEnv(Protocol):
@@ -55,6 +77,22 @@ class StatefulEnv(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
+@runtime_checkable
+class RestartingEnv(Protocol):
+    """A vector env that replaces failed workers and counts it (the sf-envs engine does); the
+    trainer logs each restart and keeps the count in TensorBoard."""
+
+    @property
+    def worker_restarts(self) -> int: ...
+
+
+STUCK_ROUNDS = 8
+"""An env not heard from for this many rounds of ``recv()`` (a round: ``num_envs / batch_size``
+calls, in which every healthy env answers once) counts as stuck, and the oldest batch's column
+it writes goes to another env. Rounds, not seconds, so that a pause of the whole sampler (a
+checkpoint's evaluation) makes no env stuck; 8 leaves room for healthy envs of uneven speed,
+and at thousands of steps per second it is still a fraction of a second."""
+
 PolicySource = Callable[[], AbstractContextManager[int]]
 """Weights that another thread may update: calling it gives a context manager that keeps the
 sampler's model fixed while it is held and yields the version of those weights."""
@@ -73,6 +111,8 @@ class Rollout:
             the previous rollout.
         episode_variables: The envs' game variables at each episode end, ``[episodes, V]``
             (from ``info["final_info"]["variables"]``); ``None`` when the env reports none.
+        dropped_steps: Learning-agent steps discarded since the previous rollout because of a
+            fault (see the module docstring); ``env_steps`` does not count them.
     """
 
     buffer: TrajectoryBuffer
@@ -81,16 +121,25 @@ class Rollout:
     episode_env_ids: np.ndarray
     env_steps: int
     episode_variables: np.ndarray | None = None
+    dropped_steps: int = 0
 
 
 @dataclass
 class _Slot:
-    """A batch being filled: how many columns are handed to envs and how many are complete."""
+    """A batch being filled: how many columns are handed to envs and how many are complete.
+
+    Attributes:
+        owners: The env that writes or wrote each column (-1: none yet, or dropped).
+        writing: Whether each column's trajectory is being written (assigned, not complete).
+        holes: Columns (below ``assigned``) whose trajectories were dropped, to hand out again.
+    """
 
     buffer: TrajectoryBuffer
+    owners: np.ndarray
+    writing: np.ndarray
     assigned: int = 0
     complete: int = 0
-    owners: list[int] = field(default_factory=list)
+    holes: list[int] = field(default_factory=list)
 
 
 def _copy(obs: Any) -> Any:
@@ -167,7 +216,8 @@ class Sampler:
             for _ in range(num_buffers)
         )
         self._filling: list[_Slot] = []
-        # Where each env writes: its slot (by object), column and step; None before its start.
+        # Where each env writes: its slot (by object), column and step; None before its start
+        # and while it has no column (after a fault).
         self._slot: list[_Slot | None] = [None] * n
         self._col = np.zeros(n, dtype=np.int64)
         self._t = np.zeros(n, dtype=np.int64)
@@ -177,6 +227,11 @@ class Sampler:
         self._episode_envs: list[np.ndarray] = []
         self._variables: list[np.ndarray] = []
         self._steps = 0
+        self._dropped = 0
+        # The recv() count when each env last answered, to tell stuck envs (module docstring).
+        self._recvs = 0
+        self._heard = np.zeros(n, dtype=np.int64)
+        self._stuck_after = STUCK_ROUNDS * -(-n // venv.batch_size)
 
     def start(self, seed: int | None = None) -> None:
         """Resets all envs (starts them stepping)."""
@@ -195,28 +250,85 @@ class Sampler:
         self.opponent.reset(np.flatnonzero(self._is_opponent))
 
     def _assign(self, env_id: int) -> None:
+        """Gives ``env_id`` a column to write its next trajectory into, or none (it records
+        nothing for now) when every batch is taken by envs that answer."""
+        found = self._free_column()
+        if found is None:
+            self._slot[env_id] = None
+            return
+        slot, col = found
+        self._slot[env_id] = slot
+        self._col[env_id] = col
+        self._t[env_id] = 0
+        slot.owners[col] = env_id
+        slot.writing[col] = True
+
+    def _free_column(self) -> tuple[_Slot, int] | None:
+        """In order: a hole; a stuck env's column in the oldest batch (which the learner is
+        waiting for); the next column of the oldest batch that has one; a fresh buffer."""
+        for slot in self._filling:
+            if slot.holes:
+                return slot, slot.holes.pop()
+        if self._filling:
+            stuck = self._stuck_column(self._filling[0])
+            if stuck is not None:
+                return stuck
         for slot in self._filling:
             if slot.assigned < self.B:
-                break
-        else:
-            if not self._free:
-                raise RuntimeError(
-                    "every trajectory buffer is in use: release() each rollout's buffer after "
-                    "training on it, or raise num_buffers"
-                )
-            slot = _Slot(self._free.popleft())
+                slot.assigned += 1
+                return slot, slot.assigned - 1
+        if self._free:
+            slot = _Slot(
+                self._free.popleft(), np.full(self.B, -1, np.int64), np.zeros(self.B, bool)
+            )
             self._filling.append(slot)
-        self._slot[env_id] = slot
-        self._col[env_id] = slot.assigned
-        self._t[env_id] = 0
-        slot.assigned += 1
+            slot.assigned = 1
+            return slot, 0
+        if not self._filling:
+            raise RuntimeError(
+                "every trajectory buffer is in use: release() each rollout's buffer after "
+                "training on it, or raise num_buffers"
+            )
+        return None
+
+    def _stuck_column(self, slot: _Slot) -> tuple[_Slot, int] | None:
+        """Frees the column of ``slot`` whose env has been silent longest, if that env is stuck
+        (silent for more than STUCK_ROUNDS rounds of recv() calls); drops its trajectory."""
+        cols = np.flatnonzero(slot.writing)
+        if not len(cols):
+            return None
+        silent = self._recvs - self._heard[slot.owners[cols]]
+        i = int(np.argmax(silent))
+        if silent[i] <= self._stuck_after:
+            return None
+        self._drop(slot.owners[cols[i : i + 1]])
+        return slot, slot.holes.pop()
+
+    def _drop(self, env_ids: np.ndarray) -> None:
+        """Discards the unfinished trajectories of ``env_ids`` (their columns become holes);
+        they record nothing until :meth:`_assign` gives them a column again."""
+        for e in env_ids.tolist():
+            slot = self._slot[e]
+            if slot is None:
+                continue
+            col = int(self._col[e])
+            slot.holes.append(col)
+            slot.owners[col] = -1
+            slot.writing[col] = False
+            # Steps 0..t hold actions (step t's is in flight or was lost), all counted.
+            lost = int(self._t[e]) + 1
+            self._steps -= lost
+            self._dropped += lost
+            self._slot[e] = None
 
     def _by_slot(self, env_ids: np.ndarray, rows: np.ndarray) -> list[tuple[_Slot, np.ndarray]]:
-        """Groups recv() rows by the batch their env writes into (vectorised writes per group)."""
+        """Groups recv() rows by the batch their env writes into (vectorised writes per group);
+        rows of envs without a column are left out."""
         groups: dict[int, tuple[_Slot, list[int]]] = {}
         for r in rows:
             slot = self._slot[env_ids[r]]
-            groups.setdefault(id(slot), (slot, []))[1].append(int(r))
+            if slot is not None:
+                groups.setdefault(id(slot), (slot, []))[1].append(int(r))
         return [(slot, np.array(rs)) for slot, rs in groups.values()]
 
     def _record(
@@ -241,6 +353,7 @@ class Sampler:
             full = rows[self._t[e] == self.T]
             if len(full):
                 slot.complete += len(full)
+                slot.writing[self._col[env_ids[full]]] = False
                 _write_obs(slot.buffer, self._t[env_ids[full]], self._col[env_ids[full]], obs, full)
         for e in env_ids[learning & (~started | (self._t[env_ids] == self.T))]:
             self._assign(int(e))
@@ -269,14 +382,15 @@ class Sampler:
         truncated: np.ndarray,
         info: dict[str, Any],
         env_ids: np.ndarray,
-        learning: np.ndarray,
+        real: np.ndarray,
         policy: int | PolicySource,
     ) -> np.ndarray:
         """Per recv() row: the value of the final observation where a time limit (and not a
-        termination) ended the episode, else 0. Called before the ended envs' recurrent states
+        termination) ended the episode, else 0; only ``real`` rows (the learning agents' game
+        results) can be cut by a time limit. Called before the ended envs' recurrent states
         are zeroed, so each final observation is seen with the memory of its own episode."""
         values = np.zeros(len(env_ids), dtype=np.float32)
-        cut = np.flatnonzero(np.asarray(truncated) & ~np.asarray(terminated) & learning)
+        cut = np.flatnonzero(np.asarray(truncated) & ~np.asarray(terminated) & real)
         if not self.bootstrap_truncations or not len(cut):
             return values
         if "final_obs" not in info:
@@ -308,6 +422,7 @@ class Sampler:
                 decision = self.runner.decide(_rows(obs, rows), env_ids[rows])
             sampled, log_probs, values = (x.cpu() for x in decision)
             actions[torch.from_numpy(rows)] = sampled
+            recorded = 0
             for slot, sub in self._by_slot(env_ids, rows):
                 e = env_ids[sub]
                 t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
@@ -317,7 +432,9 @@ class Sampler:
                 slot.buffer.log_probs[t, c] = log_probs[r]
                 slot.buffer.values[t, c] = values[r]
                 slot.buffer.policy_versions[t, c] = policy_version
-            self._steps += len(rows)
+                recorded += len(sub)
+            self._steps += recorded
+            self._dropped += len(rows) - recorded
         self.venv.send(actions.numpy(), env_ids)
 
     def collect(self, policy_version: int | PolicySource) -> Rollout:
@@ -339,11 +456,19 @@ class Sampler:
         while True:
             obs, reward, terminated, truncated, info = self.venv.recv()
             env_ids = np.asarray(info["env_id"]).astype(np.int64)
+            self._recvs += 1
+            self._heard[env_ids] = self._recvs
             done = np.logical_or(terminated, truncated)
             learning = ~self._is_opponent[env_ids]
+            # Rows whose results a game produced: not those of a failed worker's replacement,
+            # whose episode ends are neither real returns nor time limits (see the module doc).
+            real = learning
+            if "worker_restarted" in info:
+                restarted = np.asarray(info["worker_restarted"], dtype=bool)
+                self._drop(env_ids[restarted & learning])
+                real = learning & ~restarted
             mask = (
-                np.asarray(info.get("_episode_summary", np.zeros(len(env_ids), dtype=bool)))
-                & learning
+                np.asarray(info.get("_episode_summary", np.zeros(len(env_ids), dtype=bool))) & real
             )
             if mask.any():
                 self._returns.append(
@@ -357,7 +482,7 @@ class Sampler:
                 if variables is not None:
                     self._variables.append(np.asarray(variables)[mask].astype(np.float64))
             cut_values = self._truncation_values(
-                terminated, truncated, info, env_ids, learning, policy_version
+                terminated, truncated, info, env_ids, real, policy_version
             )
             self._record(obs, reward, done, cut_values, env_ids, learning)
             if self._filling and self._filling[0].complete == self.B:
@@ -372,9 +497,10 @@ class Sampler:
             np.concatenate(self._episode_envs) if self._episode_envs else np.zeros(0, np.int64),
             self._steps,
             np.concatenate(self._variables) if self._variables else None,
+            self._dropped,
         )
         self._returns, self._lengths, self._episode_envs = [], [], []
-        self._variables, self._steps = [], 0
+        self._variables, self._steps, self._dropped = [], 0, 0
         return rollout
 
     def state_dict(self) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from sf_train.evaluate import evaluate_policy
 from sf_train.learner import Learner
 from sf_train.model import ActorCritic
 from sf_train.run_folder import checkpoints_of, prepare_run_folder
-from sf_train.sampler import Rollout, Sampler, StatefulEnv
+from sf_train.sampler import RestartingEnv, Rollout, Sampler, StatefulEnv
 
 __all__ = ["Progress", "SharedWeights", "TrainResult", "Trainer", "train"]
 
@@ -116,6 +116,9 @@ class TrainResult:
         mean_return: Mean return of the last episodes, an equal share from every env (see
             :class:`~sf_train.episodes.EpisodeWindow`); None until every env ended one.
         checkpoint: The last checkpoint written.
+        worker_restarts: Vector workers restarted in this session after a fault.
+        dropped_frames: Frames of this session's experience discarded because of faults (not
+            counted in ``frames``).
     """
 
     frames: int
@@ -123,6 +126,8 @@ class TrainResult:
     fps: float
     mean_return: float | None
     checkpoint: Path
+    worker_restarts: int = 0
+    dropped_frames: int = 0
 
 
 def _tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:
@@ -230,6 +235,11 @@ class Trainer:
         self._next_checkpoint = self.frames + cfg.run.checkpoint_every
         self._last_checkpoint: Path | None = None
         self._stop_requested = False
+        self.worker_restarts = 0
+        """Vector workers restarted in this session (logged, and ``perf/worker_restarts``)."""
+        self.dropped_frames = 0
+        """Frames discarded because of faults in this session (``perf/dropped_frames``)."""
+        self._counts_restarts = isinstance(self.venv, RestartingEnv)
 
     # -- state ---------------------------------------------------------------------------
 
@@ -330,6 +340,7 @@ class Trainer:
 
     def _record_rollout(self, rollout: Rollout) -> None:
         self.frames += rollout.env_steps * self.cfg.env.frame_skip
+        self._record_faults(rollout)
         now = time.perf_counter()
         self._fps_window.append((now, self.frames))
         (t0, f0) = self._fps_window[0]
@@ -351,6 +362,26 @@ class Trainer:
             if variables is not None and variables.shape[1] == len(self.variable_names):
                 for name, column in zip(self.variable_names, variables.T, strict=True):
                     write(f"game/{name}", float(column.mean()), self.frames)
+
+    def _record_faults(self, rollout: Rollout) -> None:
+        """Logs worker restarts and the experience they cost (also to TensorBoard)."""
+        self.dropped_frames += rollout.dropped_steps * self.cfg.env.frame_skip
+        self.writer.add_scalar("perf/dropped_frames", self.dropped_frames, self.frames)
+        if not self._counts_restarts:
+            return
+        restarts = self.venv.worker_restarts  # type: ignore[attr-defined]
+        if restarts > self.worker_restarts:
+            log.warning(
+                "%d vector worker restart(s) at %d frames (%d in this session): their envs' "
+                "unfinished trajectories are dropped (%d frames of experience so far) and "
+                "training goes on",
+                restarts - self.worker_restarts,
+                self.frames,
+                restarts,
+                self.dropped_frames,
+            )
+            self.worker_restarts = restarts
+        self.writer.add_scalar("perf/worker_restarts", restarts, self.frames)
 
     def _record_stats(self, stats: dict[str, float]) -> None:
         for tag, value in stats.items():
@@ -518,6 +549,8 @@ class Trainer:
             fps=(self.frames - start_frames) / seconds if seconds > 0 else 0.0,
             mean_return=self.mean_return,
             checkpoint=checkpoint,
+            worker_restarts=self.worker_restarts,
+            dropped_frames=self.dropped_frames,
         )
 
     def close(self) -> None:

@@ -150,6 +150,11 @@ class DoomAsyncVectorEnv:
         return self._core.engine.worker_pids
 
     @property
+    def worker_restarts(self) -> int:
+        """Workers restarted so far (each one's envs came back with ``worker_restarted``)."""
+        return self._core.engine.restarts
+
+    @property
     def variable_names(self) -> tuple[str, ...]:
         """Lower-case names of the game-variable columns (``final_info["variables"]``)."""
         return self._core.variable_names

@@ -43,8 +43,20 @@ __all__ = ["Engine", "EngineSettings", "EngineState", "VectorEnvError"]
 
 log = logging.getLogger(__name__)
 
-# First pause before respawning a failed worker; doubles with each failure in the window.
+# First pause before respawning a failed worker; doubles with each failure of that worker
+# within _REPEATED_FAILURE_S (a crash repeating at once), up to _MAX_BACKOFF_S.
 _RESTART_BACKOFF_S = 0.25
+_REPEATED_FAILURE_S = 10.0
+_MAX_BACKOFF_S = 2.0
+
+
+def _restart_pause(failures: deque[float], now: float) -> float:
+    """Seconds to wait before respawning a worker that failed at the monotonic times
+    ``failures`` (the last one ``now``). Only failures in quick succession lengthen the pause:
+    a worker that fails now and then (a killed process, a rare engine crash) always comes back
+    after the first one."""
+    repeated = sum(1 for t in failures if t > now - _REPEATED_FAILURE_S)
+    return min(_RESTART_BACKOFF_S * 2 ** max(repeated - 1, 0), _MAX_BACKOFF_S)
 
 
 class VectorEnvError(RuntimeError):
@@ -112,6 +124,8 @@ class _WorkerHandle:
     #: When it failed recently (monotonic s), for the restart budget.
     failures: deque[float] = field(default_factory=deque)
     last_error: str = ""
+    #: When a failed worker's replacement is due (after the restart pause), else None.
+    respawn_at: float | None = None
 
 
 class _Resources:
@@ -327,7 +341,11 @@ class Engine:
             self._drain(key.data, done)
         now = time.monotonic()
         for handle in busy:
-            if handle.proc is not None and handle.deadline <= now:  # type: ignore[operator]
+            if handle.respawn_at is not None:
+                if handle.respawn_at <= now:
+                    handle.respawn_at = None
+                    self._spawn(handle, restarted=True)
+            elif handle.proc is not None and handle.deadline <= now:  # type: ignore[operator]
                 if handle.ready:
                     self._fail(
                         handle,
@@ -407,9 +425,10 @@ class Engine:
         handle.last_error = ""
         # Back off before respawning: a crash that repeats at once (an engine that cannot init
         # while a port or a previous engine's resources are still being released) gets time to
-        # clear instead of using up every restart within a second.
-        time.sleep(min(_RESTART_BACKOFF_S * 2 ** (len(handle.failures) - 1), 2.0))
-        self._spawn(handle, restarted=True)
+        # clear instead of using up every restart within a second. The respawn is scheduled
+        # (see _wait), not slept, so the other workers keep stepping meanwhile.
+        handle.ready = False
+        handle.respawn_at = handle.deadline = now + _restart_pause(handle.failures, now)
 
     @staticmethod
     def _exit_reason(handle: _WorkerHandle) -> str:
