@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from sf_envs import watchdog
 from sf_envs.errors import ClosedEnvError
 from sf_envs.match.bots import write_bots_file
 from sf_envs.match.lockstep import LockStep, MatchError
@@ -67,6 +68,7 @@ def _release(ini_paths: list[str], workdir: str) -> None:
     engines, which would otherwise outlive this process, and the match's folder."""
     _kill_engines(ini_paths)
     shutil.rmtree(workdir, ignore_errors=True)
+    watchdog.release(workdir)
 
 
 class MatchCore:
@@ -116,6 +118,7 @@ class MatchCore:
         self.agent_names = tuple(f"player_{i}" for i in range(config.num_agents))
         self.bot_names = tuple(b.name for b in config.bots)
         self.workdir = tempfile.mkdtemp(prefix="sf_match_", dir=workdir)
+        watchdog.guard(self.workdir)  # its engines run from it: all go when we do
         self._ini_paths: list[str] = []
         self._finalizer = weakref.finalize(self, _release, self._ini_paths, self.workdir)
         self.engine_pids: list[int] = []
@@ -183,6 +186,7 @@ class MatchCore:
             raise MatchError(f"{e}\nlast output of the engines ({log}):\n{tail}") from e
         finally:
             self.engine_pids = _engine_pids(self._ini_paths)
+            watchdog.note_engines()
 
     def _started_port(self) -> PortLease:
         """A leased, bound port; the config is first probed there unless already proven."""
@@ -258,6 +262,7 @@ class MatchCore:
         ls.run(restart)
         if fresh_engine:
             self.engine_pids = _engine_pids(self._ini_paths)
+            watchdog.note_engines()
         self.scoreboard = dict.fromkeys(self._frag_baseline, 0.0)
         missing = [b for b in bots if b not in self._frag_baseline]
         if missing:

@@ -12,13 +12,14 @@ afterwards. psutil-free: ``/proc`` is all there is to read on Linux, where ViZDo
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
+
+from sf_envs.watchdog import VIZDOOM_SHM_PREFIXES, option_value
 
 __all__ = [
     "command_line_option",
@@ -29,8 +30,6 @@ __all__ = [
     "redirect_console",
     "run_in_child",
 ]
-
-_SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
 
 
 def find_processes(*, parent: int | None = None, group: int | None = None) -> list[int]:
@@ -69,10 +68,7 @@ def command_line_option(pid: int, flag: str) -> str | None:
             args = f.read().decode(errors="replace").split("\0")
     except OSError:
         return None
-    for name, value in itertools.pairwise(args):
-        if name == flag:
-            return value
-    return None
+    return option_value(args, flag)
 
 
 def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
@@ -88,7 +84,7 @@ def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
     while find_processes(group=pgid) and time.monotonic() < deadline:
         time.sleep(0.01)
     for instance in ids:
-        for prefix in _SHM_PREFIXES:
+        for prefix in VIZDOOM_SHM_PREFIXES:
             with contextlib.suppress(OSError):
                 os.unlink(f"/dev/shm/{prefix}{instance}")
 

@@ -1,0 +1,229 @@
+"""A watchdog process that removes a process's ViZDoom engines and scratch files once it is gone.
+
+Why: a ViZDoom engine ignores SIGTERM and outlives its Python owner, spinning at 100% CPU, when
+that owner dies without closing it (SIGTERM, SIGKILL, a segfault); its shared memory and message
+queues (``/dev/shm/ViZDoom{SM,MQCtr,MQDoom}<instance id>``, about 10 MB per engine) and our temp
+folders stay behind too. No code inside the dying process can run in those cases, so the first
+folder a process guards (:func:`guard`) starts a small watchdog (``python`` running this file, in
+a session of its own so that a Ctrl-C or a ``kill`` of the caller's process group spares it). Its
+stdin is a pipe from the owner, which sends one line per event:
+
+- ``+PATH``: guard PATH (a folder, or a file such as a shared-memory segment);
+- ``-PATH``: the owner released PATH itself (closed it); sweep what may remain and forget it;
+- ``scan``: engines were just started; note their instance ids.
+
+A *guarded engine* is a process whose ViZDoom ``-config`` file or whose working directory lies
+inside a guarded folder: every such folder is a private temp folder, so whatever runs from it is
+provably ours. When the pipe reaches EOF or the owner's PID is no longer its parent (the owner is
+gone, however it ended), the watchdog SIGKILLs the guarded engines, unlinks the shared memory of
+every engine instance it has seen, removes the guarded paths and exits.
+
+This file imports only the standard library, so the watchdog starts in tens of milliseconds
+without importing sf_envs (numba, vizdoom, gymnasium).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+__all__ = [
+    "VIZDOOM_SHM_PREFIXES",
+    "covered_by_parent",
+    "guard",
+    "note_engines",
+    "option_value",
+    "release",
+]
+
+#: What a ViZDoom engine and its controller create in /dev/shm, followed by the instance id.
+VIZDOOM_SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
+
+# How often the watchdog checks that its owner still exists when the pipe stays open (a child
+# forked without exec holds a copy of the owner's end).
+_OWNER_CHECK_S = 1.0
+# How long the watchdog waits for SIGKILLed engines to disappear.
+_KILL_WAIT_S = 5.0
+
+
+# -- the owner's side ------------------------------------------------------------------------
+
+
+class _Client:
+    """The owner's end: starts the watchdog on first use and writes its events."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._owner = 0  # the PID that started _proc: a forked child needs a watchdog of its own
+        self.enabled = True
+
+    def send(self, line: str, start: bool) -> None:
+        if not self.enabled:
+            return
+        with self._lock:
+            if self._proc is None or self._owner != os.getpid():
+                if not start:
+                    return
+                self._start()
+            try:
+                self._proc.stdin.write(f"{line}\n".encode())  # type: ignore[union-attr]
+                self._proc.stdin.flush()  # type: ignore[union-attr]
+            except (BrokenPipeError, ValueError) as exc:
+                raise RuntimeError(
+                    f"the sf_envs watchdog (pid {self._proc.pid}) is gone ({exc}); engines of "  # type: ignore[union-attr]
+                    "this process would outlive it. Restart the process"
+                ) from exc
+
+    def _start(self) -> None:
+        # -I -S: no site, no PYTHON* variables; the file runs alone, without the sf_envs package.
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+        self._owner = os.getpid()
+
+
+_CLIENT = _Client()
+
+
+def guard(path: str) -> None:
+    """Has ``path`` (a folder or file of this process) and every ViZDoom engine running from
+    it removed when this process ends without :func:`release` — whatever ends it."""
+    _CLIENT.send(f"+{os.path.abspath(path)}", start=True)
+
+
+def release(path: str) -> None:
+    """Tells the watchdog that ``path`` was closed by its owner; it sweeps what remains (the
+    shared memory of engines that died without removing it) and stops guarding it."""
+    _CLIENT.send(f"-{os.path.abspath(path)}", start=False)
+
+
+def note_engines() -> None:
+    """Tells the watchdog that engines were just started, so it records their instance ids
+    (the names of their shared memory) while they are alive to be read."""
+    _CLIENT.send("scan", start=False)
+
+
+def covered_by_parent() -> None:
+    """For a child process whose guarded paths its parent's watchdog already covers (a vector
+    worker, a start probe): start no watchdog of its own."""
+    _CLIENT.enabled = False
+
+
+# -- the watchdog's side ---------------------------------------------------------------------
+
+
+def option_value(args: list[str], flag: str) -> str | None:
+    """The argument after ``flag`` in a command line ``args``; None when the flag is absent."""
+    for name, value in itertools.pairwise(args):
+        if name == flag:
+            return value
+    return None
+
+
+def _inside(path: str | None, folder: str) -> bool:
+    return path is not None and (path == folder or path.startswith(folder.rstrip("/") + "/"))
+
+
+def _engines_of(folder: str, owner: int) -> dict[int, str | None]:
+    """Live processes running from ``folder`` (by ``-config`` or working directory) and their
+    ViZDoom instance ids (None for a process that is no engine, a vector worker say); never
+    the owner nor the watchdog itself."""
+    found: dict[int, str | None] = {}
+    spared = {os.getpid(), owner}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in spared:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+            if stat[stat.rfind(b")") + 2 :][:1] in (b"Z", b"X"):
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if _inside(option_value(args, "-config"), folder) or _inside(cwd, folder):
+            found[int(entry)] = option_value(args, "+viz_instance_id")
+    return found
+
+
+class _Watchdog:
+    def __init__(self, owner: int) -> None:
+        self.owner = owner
+        self.paths: set[str] = set()
+        #: Instance ids seen per guarded path; their shared memory goes with the path.
+        self.instances: dict[str, set[str]] = {}
+
+    def scan(self) -> None:
+        for path in self.paths:
+            ids = {i for i in _engines_of(path, self.owner).values() if i}
+            self.instances.setdefault(path, set()).update(ids)
+
+    def sweep(self, path: str) -> None:
+        """Kills what runs from ``path``, unlinks its engines' shared memory, removes it."""
+        ids = self.instances.pop(path, set())
+        deadline = time.monotonic() + _KILL_WAIT_S
+        while (running := _engines_of(path, self.owner)) and time.monotonic() < deadline:
+            ids.update(i for i in running.values() if i)
+            for pid in running:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.05)
+        for instance in ids:
+            for prefix in VIZDOOM_SHM_PREFIXES:
+                with contextlib.suppress(OSError):
+                    os.unlink(f"/dev/shm/{prefix}{instance}")
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def handle(self, line: str) -> None:
+        if line == "scan":
+            self.scan()
+        elif line.startswith("+"):
+            self.paths.add(line[1:])
+        elif line.startswith("-"):
+            path = line[1:]
+            self.paths.discard(path)
+            self.sweep(path)
+
+    def run(self, stream: int) -> None:
+        pending = b""
+        while os.getppid() == self.owner:
+            ready, _, _ = select.select([stream], [], [], _OWNER_CHECK_S)
+            if not ready:
+                continue
+            chunk = os.read(stream, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                self.handle(line.decode(errors="replace"))
+        for path in sorted(self.paths):
+            self.sweep(path)
+
+
+def _main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the owner's end tells it to finish
+    _Watchdog(int(sys.argv[1])).run(sys.stdin.fileno())
+
+
+if __name__ == "__main__":
+    _main()
