@@ -39,9 +39,11 @@ __all__ = [
     "VIZDOOM_SHM_PREFIXES",
     "covered_by_parent",
     "guard",
+    "instance_ids",
     "note_engines",
     "option_value",
     "release",
+    "remove_shared_memory",
 ]
 
 #: What a ViZDoom engine and its controller create in /dev/shm, followed by the instance id.
@@ -137,14 +139,11 @@ def _inside(path: str | None, folder: str) -> bool:
     return path is not None and (path == folder or path.startswith(folder.rstrip("/") + "/"))
 
 
-def _engines_of(folder: str, owner: int) -> dict[int, str | None]:
-    """Live processes running from ``folder`` (by ``-config`` or working directory) and their
-    ViZDoom instance ids (None for a process that is no engine, a vector worker say); never
-    the owner nor the watchdog itself."""
-    found: dict[int, str | None] = {}
-    spared = {os.getpid(), owner}
+def _processes() -> dict[int, tuple[list[str], str]]:
+    """Every live (not zombie) process: its command line and working directory."""
+    found = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in spared:
+        if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
@@ -153,12 +152,54 @@ def _engines_of(folder: str, owner: int) -> dict[int, str | None]:
                 continue
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 args = f.read().decode(errors="replace").split("\0")
-            cwd = os.readlink(f"/proc/{entry}/cwd")
+            found[int(entry)] = (args, os.readlink(f"/proc/{entry}/cwd"))
         except OSError:
             continue
-        if _inside(option_value(args, "-config"), folder) or _inside(cwd, folder):
-            found[int(entry)] = option_value(args, "+viz_instance_id")
     return found
+
+
+def _engines_of(folder: str, owner: int) -> dict[int, str | None]:
+    """Live processes running from ``folder`` (by ``-config`` or working directory) and their
+    ViZDoom instance ids (None for a process that is no engine, a vector worker say); never
+    the owner nor the watchdog itself."""
+    spared = {os.getpid(), owner}
+    return {
+        pid: option_value(args, "+viz_instance_id")
+        for pid, (args, cwd) in _processes().items()
+        if pid not in spared
+        and (_inside(option_value(args, "-config"), folder) or _inside(cwd, folder))
+    }
+
+
+def instance_ids(pid: int) -> set[str]:
+    """ViZDoom instance ids process ``pid`` knows: the shared memory it maps (a controller
+    maps its engine's message queues before the engine starts, and keeps them mapped after a
+    failed start) and, for an engine, its own ``+viz_instance_id``."""
+    ids = set()
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as f:
+            for line in f:
+                _, found, path = line.rstrip().partition(b"/dev/shm/")
+                name = path.decode(errors="replace").removesuffix(" (deleted)")
+                ids.update(
+                    name[len(prefix) :]
+                    for prefix in VIZDOOM_SHM_PREFIXES
+                    if found and name.startswith(prefix)
+                )
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().decode(errors="replace").split("\0")
+    except OSError:
+        return ids
+    engine_id = option_value(args, "+viz_instance_id")
+    return ids | {engine_id} if engine_id else ids
+
+
+def remove_shared_memory(ids: set[str]) -> None:
+    """Unlinks the /dev/shm files of the ViZDoom instances ``ids`` (their engines are dead)."""
+    for instance in ids:
+        for prefix in VIZDOOM_SHM_PREFIXES:
+            with contextlib.suppress(OSError):
+                os.unlink(f"/dev/shm/{prefix}{instance}")
 
 
 class _Watchdog:
@@ -167,31 +208,40 @@ class _Watchdog:
         self.paths: set[str] = set()
         #: Instance ids seen per guarded path; their shared memory goes with the path.
         self.instances: dict[str, set[str]] = {}
+        #: Instance ids the owner mapped: removed after the owner is gone, unless still in use.
+        self.owner_instances: set[str] = set()
 
     def scan(self) -> None:
+        self.owner_instances |= instance_ids(self.owner)
         for path in self.paths:
-            ids = {i for i in _engines_of(path, self.owner).values() if i}
-            self.instances.setdefault(path, set()).update(ids)
+            ids = self.instances.setdefault(path, set())
+            for pid in _engines_of(path, self.owner):
+                ids |= instance_ids(pid)
 
     def sweep(self, path: str) -> None:
         """Kills what runs from ``path``, unlinks its engines' shared memory, removes it."""
         ids = self.instances.pop(path, set())
         deadline = time.monotonic() + _KILL_WAIT_S
         while (running := _engines_of(path, self.owner)) and time.monotonic() < deadline:
-            ids.update(i for i in running.values() if i)
             for pid in running:
+                ids |= instance_ids(pid)
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.05)
-        for instance in ids:
-            for prefix in VIZDOOM_SHM_PREFIXES:
-                with contextlib.suppress(OSError):
-                    os.unlink(f"/dev/shm/{prefix}{instance}")
+        remove_shared_memory(ids)
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
             with contextlib.suppress(OSError):
                 os.unlink(path)
+
+    def finish(self) -> None:
+        """The owner is gone: sweeps every guarded path, then the owner's own instances whose
+        engines are dead (an engine that is not ours keeps its files)."""
+        for path in sorted(self.paths):
+            self.sweep(path)
+        live = {option_value(args, "+viz_instance_id") for args, _ in _processes().values()}
+        remove_shared_memory(self.owner_instances - live)
 
     def handle(self, line: str) -> None:
         if line == "scan":
@@ -216,8 +266,7 @@ class _Watchdog:
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 self.handle(line.decode(errors="replace"))
-        for path in sorted(self.paths):
-            self.sweep(path)
+        self.finish()
 
 
 def _main() -> None:

@@ -15,6 +15,8 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
+import time
 import weakref
 from typing import Any
 
@@ -40,6 +42,9 @@ _START_ATTEMPTS = 3  # networked starts tried, each on a fresh port, before givi
 # How long a guarded host waits for its joiners: running out segfaults the caller, so a slow,
 # overloaded machine gets time, whatever short timeout the caller chose to detect hangs.
 _GUARDED_CONNECT_TIMEOUT_S = 60.0
+# How long player i+1's start waits for player i's engine process to exist, and how often it looks.
+_LAUNCH_TIMEOUT_S = 30.0
+_LAUNCH_POLL_S = 0.002
 #: With ``console_log``: the engines' console, in the match's folder.
 ENGINE_LOG = "engine.log"
 
@@ -170,10 +175,17 @@ class MatchCore:
         # fails fatally ("Failed to create ./_vizdoom/ directory: File exists") and segfaults.
         os.makedirs("_vizdoom", exist_ok=True)
 
+        launched = [threading.Event() for _ in self.players]
+
         def init(i: int) -> None:
+            if i > 0:
+                self._await_launch(i - 1, launched[i - 1])
             if i == 0 and lease is not None:
                 lease.unbind()  # as late as possible: the host engine binds it next
-            self.players[i].init()
+            try:
+                self.players[i].init()
+            finally:
+                launched[i].set()
 
         log = os.path.join(self.workdir, ENGINE_LOG) if console_log else None
         try:
@@ -187,6 +199,27 @@ class MatchCore:
         finally:
             self.engine_pids = _engine_pids(self._ini_paths)
             watchdog.note_engines()
+
+    def _await_launch(self, i: int, finished: threading.Event) -> None:
+        """Returns once player ``i``'s engine process runs (or its ``init`` ended).
+
+        ViZDoom forks each engine from a thread of its own, and fork() runs every library's
+        pre-fork handlers: two at once can deadlock the second fork forever. Measured with scipy
+        installed (numba imports it): scipy's OpenBLAS shuts its thread pool down in its handler,
+        and two concurrent shutdowns hang in ``pthread_join`` (gdb), so about one duel start in
+        two left an engine unstarted and ended in "network game synchronization aborted" and a
+        segfault. Starting the engines one after the other keeps the forks apart, whatever the
+        caller imported, for about a millisecond per engine.
+        """
+        ini = [self._ini_paths[i]]
+        deadline = time.monotonic() + _LAUNCH_TIMEOUT_S
+        while not _engine_pids(ini) and not finished.is_set():
+            if time.monotonic() > deadline:
+                raise MatchError(
+                    f"player {i}'s engine process did not start within {_LAUNCH_TIMEOUT_S:g} s "
+                    "(its fork hung?); the other players' engines were not started"
+                )
+            time.sleep(_LAUNCH_POLL_S)
 
     def _started_port(self) -> PortLease:
         """A leased, bound port; the config is first probed there unless already proven."""

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 
-from sf_envs.watchdog import VIZDOOM_SHM_PREFIXES, option_value
+from sf_envs.watchdog import instance_ids, option_value, remove_shared_memory
 
 __all__ = [
     "command_line_option",
@@ -30,6 +30,11 @@ __all__ = [
     "redirect_console",
     "run_in_child",
 ]
+
+
+# How often a risky child's shared memory is noted while it runs: a failed engine start
+# takes a quarter of a second or more.
+_NOTE_INSTANCES_S = 0.05
 
 
 def find_processes(*, parent: int | None = None, group: int | None = None) -> list[int]:
@@ -77,16 +82,13 @@ def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
     members = find_processes(group=pgid)
     if not members:
         return
-    ids = [i for i in (command_line_option(pid, "+viz_instance_id") for pid in members) if i]
+    ids = set().union(*(instance_ids(pid) for pid in members))
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     deadline = time.monotonic() + timeout_s
     while find_processes(group=pgid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    for instance in ids:
-        for prefix in VIZDOOM_SHM_PREFIXES:
-            with contextlib.suppress(OSError):
-                os.unlink(f"/dev/shm/{prefix}{instance}")
+    remove_shared_memory(ids)
 
 
 def run_in_child(
@@ -106,6 +108,7 @@ def run_in_child(
         None when the child exited with status 0, else why not: a hang past ``limit_s``, or the
         signal or exit status with the last lines of its stderr.
     """
+    instances: set[str] = set()
     with open(os.path.join(workdir, "child.stderr"), "w+b") as err:
         proc = subprocess.Popen(
             [sys.executable, "-c", source, *args],
@@ -118,7 +121,7 @@ def run_in_child(
         try:
             proc.stdin.write(payload)  # type: ignore[union-attr]
             proc.stdin.close()  # type: ignore[union-attr]
-            proc.wait(timeout=limit_s)
+            instances = _wait_noting_instances(proc, limit_s)
         except subprocess.TimeoutExpired:
             return f"{what} took over {limit_s:.0f} s (hung)"
         except BrokenPipeError:  # the child died before reading its job
@@ -126,6 +129,9 @@ def run_in_child(
         finally:
             kill_group(proc.pid)
             proc.wait()
+            # A child killed by a fatal engine error (a segfault) leaves the message queues
+            # it created for its engines; its engines are dead now, so their files can go.
+            remove_shared_memory(instances)
         if proc.returncode == 0:
             return None
         err.seek(0)
@@ -133,6 +139,19 @@ def run_in_child(
     code = proc.returncode
     status = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
     return f"{status}: {' | '.join(tail) or 'no output'}"
+
+
+def _wait_noting_instances(proc: subprocess.Popen, limit_s: float) -> set[str]:
+    """Waits for ``proc`` (raising TimeoutExpired after ``limit_s``) while noting the ViZDoom
+    instance ids it maps: the only record of an engine's files once a failed start killed it."""
+    instances: set[str] = set()
+    deadline = time.monotonic() + limit_s
+    while proc.poll() is None:
+        instances |= instance_ids(proc.pid)
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, limit_s)
+        time.sleep(_NOTE_INSTANCES_S)
+    return instances
 
 
 def redirect_console(path: str) -> tuple[int, int]:
