@@ -14,9 +14,9 @@ stdin is a pipe from the owner, which sends one line per event:
 
 A *guarded engine* is a process whose ViZDoom ``-config`` file or whose working directory lies
 inside a guarded folder: every such folder is a private temp folder, so whatever runs from it is
-provably ours. When the pipe reaches EOF or the owner's PID is no longer its parent (the owner is
-gone, however it ended), the watchdog SIGKILLs the guarded engines, unlinks the shared memory of
-every engine instance it has seen, removes the guarded paths and exits.
+provably ours. When the pipe reaches EOF or the owner's process is gone (however it ended), the
+watchdog SIGKILLs the guarded engines, unlinks the shared memory of every engine instance it has
+seen, removes the guarded paths and exits.
 
 This file imports only the standard library, so the watchdog starts in tens of milliseconds
 without importing sf_envs (numba, vizdoom, gymnasium).
@@ -87,14 +87,19 @@ class _Client:
 
     def _start(self) -> None:
         # -I -S: no site, no PYTHON* variables; the file runs alone, without the sf_envs package.
+        owner = os.getpid()
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid())],
+            [sys.executable, "-I", "-S", os.path.abspath(__file__), str(owner), _started(owner)],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
         )
-        self._owner = os.getpid()
+        # The watchdog forks once more and this child exits at once: a watchdog that is not
+        # our child survives code that kills all of an owner's children on its way out
+        # (sf-league's runners do), and leaves no zombie behind.
+        self._proc.wait(timeout=30)
+        self._owner = owner
 
 
 _CLIENT = _Client()
@@ -125,6 +130,17 @@ def covered_by_parent() -> None:
 
 
 # -- the watchdog's side ---------------------------------------------------------------------
+
+
+def _started(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot): with the PID, it names that process
+    for good, since a PID is reused; "" when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return ""
+    return stat[stat.rfind(b")") + 2 :].split()[19].decode()
 
 
 def option_value(args: list[str], flag: str) -> str | None:
@@ -203,8 +219,9 @@ def remove_shared_memory(ids: set[str]) -> None:
 
 
 class _Watchdog:
-    def __init__(self, owner: int) -> None:
+    def __init__(self, owner: int, owner_started: str) -> None:
         self.owner = owner
+        self.owner_started = owner_started
         self.paths: set[str] = set()
         #: Instance ids seen per guarded path; their shared memory goes with the path.
         self.instances: dict[str, set[str]] = {}
@@ -255,7 +272,7 @@ class _Watchdog:
 
     def run(self, stream: int) -> None:
         pending = b""
-        while os.getppid() == self.owner:
+        while _started(self.owner) == self.owner_started:
             ready, _, _ = select.select([stream], [], [], _OWNER_CHECK_S)
             if not ready:
                 continue
@@ -271,7 +288,9 @@ class _Watchdog:
 
 def _main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # only the owner's end tells it to finish
-    _Watchdog(int(sys.argv[1])).run(sys.stdin.fileno())
+    if os.fork() > 0:  # see _Client._start
+        os._exit(0)
+    _Watchdog(int(sys.argv[1]), sys.argv[2]).run(sys.stdin.fileno())
 
 
 if __name__ == "__main__":
