@@ -36,9 +36,20 @@ def random_actions(scenario: sf_envs.Scenario, steps: int) -> np.ndarray:
 
 def bare_frames_per_second(scenario: sf_envs.Scenario, options: DoomOptions, steps: int) -> float:
     """The raw limit: ViZDoom's own loop with the same config, reading the screen each step."""
-    workdir = tempfile.mkdtemp(prefix="sf_bench_")
-    game = create_game(scenario, options, workdir, ())
-    game.init()
+    with tempfile.TemporaryDirectory(prefix="sf_bench_") as workdir:
+        game = create_game(scenario, options, workdir, ())
+        game.init()
+        try:
+            elapsed = _bare_loop(game, scenario, options, steps)
+        finally:
+            game.close()
+    return steps * options.frame_skip / elapsed
+
+
+def _bare_loop(
+    game: vizdoom.DoomGame, scenario: sf_envs.Scenario, options: DoomOptions, steps: int
+) -> float:
+    """Seconds for ``steps`` random steps, reading the screen each step."""
     buttons = [[float(b in action) for b in scenario.buttons] for action in scenario.actions]
     actions = random_actions(scenario, steps)
     game.set_seed(0)
@@ -50,9 +61,7 @@ def bare_frames_per_second(scenario: sf_envs.Scenario, options: DoomOptions, ste
             game.new_episode()
         else:
             game.get_state().screen_buffer  # noqa: B018 - reading the frame is part of the work
-    elapsed = time.perf_counter() - start
-    game.close()
-    return steps * options.frame_skip / elapsed
+    return time.perf_counter() - start
 
 
 def env_frames_per_second(env: gym.Env, steps: int, frame_skip: int) -> float:
@@ -71,7 +80,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
-    os.chdir(tempfile.mkdtemp(prefix="sf_bench_cwd_"))  # ViZDoom writes _vizdoom/ into the cwd
+    home = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="sf_bench_cwd_") as cwd:
+        os.chdir(cwd)  # ViZDoom writes _vizdoom/ into the cwd
+        try:
+            compare(args)
+        finally:
+            os.chdir(home)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Runs the rounds and prints the table."""
     scenario = sf_envs.get_scenario(args.scenario)
     options = DoomOptions.create(
         frame_skip=args.frame_skip,

@@ -4,9 +4,6 @@ The PettingZoo match goes through RLlib's ParallelPettingZooEnv. Screens are cha
 64x64 (RLlib's default CNN has filters for that size), and an env-to-module connector turns each
 agent's uint8 screen into float32 in [0, 1] (RLlib's CNN does not cast; Gymnasium wrappers do not
 wrap a PettingZoo env). Half-minute matches, so episodes end inside every iteration.
-
-Run it with OPENBLAS_NUM_THREADS=1: RLlib brings scipy, whose OpenBLAS threads starve the duel's
-engines while they handshake (see the README).
 """
 
 import gymnasium as gym

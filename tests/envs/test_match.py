@@ -14,6 +14,8 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -290,6 +292,66 @@ def test_a_match_that_cannot_start_is_a_clear_error_not_a_dead_caller(monkeypatc
             sock.close()
 
 
+def _vizdoom_instances_of_descendants(root: int) -> set[str]:
+    """ViZDoom instance ids that descendants of ``root`` map from /dev/shm right now."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+    family, ids = {root}, set()
+    for _ in range(4):  # children, grandchildren...
+        family |= {pid for pid, parent in parents.items() if parent in family}
+    for pid in family - {root}:
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                ids |= {
+                    line.split("/dev/shm/ViZDoomMQCtr")[1].split()[0]
+                    for line in f
+                    if "/dev/shm/ViZDoomMQCtr" in line
+                }
+        except OSError:
+            continue
+    return ids
+
+
+def test_a_failed_start_leaves_no_vizdoom_shared_memory(monkeypatch) -> None:
+    # The probe's host engine dies on the busy port and the probe with it (a segfault), before
+    # anything could remove the message queues the probe created for it.
+    busy = _udp_sockets(1)
+    free = _udp_sockets(1)[0]
+    ports = [busy[0].getsockname()[1], free.getsockname()[1]]
+    free.close()
+    _lease_in_turn(monkeypatch, ports)
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.update(_vizdoom_instances_of_descendants(os.getpid()))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        sf_envs.make_match("duel", timeout=2.0, **SMALL).close()
+    finally:
+        done.set()
+        watcher.join()
+        busy[0].close()
+    assert seen, "no engine instance was seen starting"
+    in_use = _vizdoom_instances_of_descendants(os.getpid())  # engines of other open matches
+    left = [
+        f"{prefix}{i}"
+        for i in seen - in_use
+        for prefix in ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
+        if os.path.exists(f"/dev/shm/{prefix}{i}")
+    ]
+    assert not left, f"left in /dev/shm: {left}"
+
+
 @pytest.mark.parametrize("scenario", ["duel", "duel_bots"])
 def test_an_engine_killed_during_play_is_an_exception_in_the_caller(scenario: str) -> None:
     env = sf_envs.make_match(scenario, **{**SMALL, "timelimit": 1.0, "timeout": 10.0})
@@ -339,6 +401,44 @@ def test_matches_created_in_parallel_processes_do_not_collide(tmp_path) -> None:
         line.split()[1] for out in outputs for line in out.splitlines() if line.startswith("port")
     ]
     assert len(set(ports)) == 3
+
+
+# A pre-fork handler that, like scipy's OpenBLAS (which shuts its thread pool down there), must
+# not run twice at once; it counts the times it did. It slows each fork down to widen the window.
+_COUNT_CONCURRENT_FORKS = textwrap.dedent(
+    """
+    import ctypes, threading, time, sf_envs
+    inside, overlaps, lock = [0], [0], threading.Lock()
+
+    @ctypes.CFUNCTYPE(None)
+    def prepare():
+        with lock:
+            inside[0] += 1
+            overlaps[0] += inside[0] > 1
+        time.sleep(0.3)
+        with lock:
+            inside[0] -= 1
+
+    # pthread_atfork is a static wrapper around this libc function.
+    getattr(ctypes.CDLL("libc.so.6"), "__register_atfork")(prepare, None, None, None)
+    match = sf_envs.make_match("duel", timelimit=0.05, obs_size=(40, 30))
+    match.reset(seed=0)
+    match.close()
+    print("overlaps", overlaps[0])
+    """
+)
+
+
+def test_a_match_never_forks_two_engines_at_once(tmp_path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_CONCURRENT_FORKS],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "overlaps 0" in done.stdout, done.stdout
 
 
 def _gone(pid: int) -> bool:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import weakref
 
 import numpy as np
 import vizdoom
 from gymnasium import spaces
 
+from sf_envs import watchdog
 from sf_envs.actions import ActionSet, make_action_set
 from sf_envs.options import DoomOptions
 from sf_envs.preprocess import FrameStack, Resizer, rgb_to_gray, rgb_to_gray_unchecked
@@ -26,6 +28,16 @@ __all__ = ["DoomCore", "FramePipeline", "create_game", "scenario_action_set"]
 def scenario_action_set(scenario: Scenario, options: DoomOptions) -> ActionSet:
     """The action set ``options`` asks for, over ``scenario``'s buttons and combos."""
     return make_action_set(options.action_set, scenario.buttons, scenario.actions, match=False)
+
+
+def _release(game: list[vizdoom.DoomGame], own_workdir: str | None) -> None:
+    """Closes the engine and removes the private folder: at :meth:`DoomCore.close`, or at
+    garbage collection or interpreter exit for a core never closed."""
+    if game:
+        game.pop().close()
+    if own_workdir is not None:
+        shutil.rmtree(own_workdir, ignore_errors=True)
+        watchdog.release(own_workdir)
 
 
 def create_game(
@@ -105,8 +117,12 @@ class DoomCore:
     ) -> None:
         self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
         self.options = options
-        self._own_workdir = workdir is None
         self.workdir = tempfile.mkdtemp(prefix="sf_vizdoom_") if workdir is None else workdir
+        own_workdir = self.workdir if workdir is None else None
+        if own_workdir is not None:
+            watchdog.guard(own_workdir)  # the engine runs from it: both go when we do
+        self._game: list[vizdoom.DoomGame] = []  # the finalizer's handle on the game
+        self._finalizer = weakref.finalize(self, _release, self._game, own_workdir)
         self.variable_names: tuple[str, ...] = tuple(
             dict.fromkeys(COMMON_GAME_VARIABLES + self.scenario.measurements)
         )
@@ -114,7 +130,9 @@ class DoomCore:
             [self.variable_names.index(m) for m in self.scenario.measurements], dtype=np.intp
         )
         self.game = create_game(self.scenario, options, self.workdir, self.variable_names)
+        self._game.append(self.game)
         self.game.init()
+        watchdog.note_engines()
         self.action_set = scenario_action_set(self.scenario, options)
         self._frames = FramePipeline(options)
         #: Latest values of :attr:`variable_names`, refreshed every step (float64, engine order).
@@ -177,9 +195,5 @@ class DoomCore:
 
     def close(self) -> None:
         """Stops the engine and removes the private working folder. Idempotent."""
-        if self.game is not None:
-            self.game.close()
-            self.game = None
-        if self._own_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            self._own_workdir = False
+        self.game = None
+        self._finalizer()

@@ -15,12 +15,15 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
+import time
 import weakref
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from sf_envs import watchdog
 from sf_envs.errors import ClosedEnvError
 from sf_envs.match.bots import write_bots_file
 from sf_envs.match.lockstep import LockStep, MatchError
@@ -40,6 +43,9 @@ _START_ATTEMPTS = 3  # networked starts tried, each on a fresh port, before givi
 # How long a guarded host waits for its joiners: running out segfaults the caller, so a slow,
 # overloaded machine gets time, whatever short timeout the caller chose to detect hangs.
 _GUARDED_CONNECT_TIMEOUT_S = 60.0
+# How long player i+1's start waits for player i's engine process to exist, and how often it looks.
+_LAUNCH_TIMEOUT_S = 30.0
+_LAUNCH_POLL_S = 0.002
 #: With ``console_log``: the engines' console, in the match's folder.
 ENGINE_LOG = "engine.log"
 
@@ -68,6 +74,7 @@ def _release(ini_paths: list[str], workdir: str) -> None:
     engines, which would otherwise outlive this process, and the match's folder."""
     _kill_engines(ini_paths)
     shutil.rmtree(workdir, ignore_errors=True)
+    watchdog.release(workdir)
 
 
 class MatchCore:
@@ -117,6 +124,7 @@ class MatchCore:
         self.agent_names = tuple(f"player_{i}" for i in range(config.num_agents))
         self.bot_names = tuple(b.name for b in config.bots)
         self.workdir = tempfile.mkdtemp(prefix="sf_match_", dir=workdir)
+        watchdog.guard(self.workdir)  # its engines run from it: all go when we do
         self._ini_paths: list[str] = []
         self._finalizer = weakref.finalize(self, _release, self._ini_paths, self.workdir)
         self.engine_pids: list[int] = []
@@ -168,10 +176,17 @@ class MatchCore:
         # fails fatally ("Failed to create ./_vizdoom/ directory: File exists") and segfaults.
         os.makedirs("_vizdoom", exist_ok=True)
 
+        launched = [threading.Event() for _ in self.players]
+
         def init(i: int) -> None:
+            if i > 0:
+                self._await_launch(i - 1, launched[i - 1])
             if i == 0 and lease is not None:
                 lease.unbind()  # as late as possible: the host engine binds it next
-            self.players[i].init()
+            try:
+                self.players[i].init()
+            finally:
+                launched[i].set()
 
         log = os.path.join(self.workdir, ENGINE_LOG) if console_log else None
         try:
@@ -184,6 +199,28 @@ class MatchCore:
             raise MatchError(f"{e}\nlast output of the engines ({log}):\n{tail}") from e
         finally:
             self.engine_pids = _engine_pids(self._ini_paths)
+            watchdog.note_engines()
+
+    def _await_launch(self, i: int, finished: threading.Event) -> None:
+        """Returns once player ``i``'s engine process runs (or its ``init`` ended).
+
+        ViZDoom forks each engine from a thread of its own, and fork() runs every library's
+        pre-fork handlers: two at once can deadlock the second fork forever. Measured with scipy
+        installed (numba imports it): scipy's OpenBLAS shuts its thread pool down in its handler,
+        and two concurrent shutdowns hang in ``pthread_join`` (gdb), so about one duel start in
+        two left an engine unstarted and ended in "network game synchronization aborted" and a
+        segfault. Starting the engines one after the other keeps the forks apart, whatever the
+        caller imported, for about a millisecond per engine.
+        """
+        ini = [self._ini_paths[i]]
+        deadline = time.monotonic() + _LAUNCH_TIMEOUT_S
+        while not _engine_pids(ini) and not finished.is_set():
+            if time.monotonic() > deadline:
+                raise MatchError(
+                    f"player {i}'s engine process did not start within {_LAUNCH_TIMEOUT_S:g} s "
+                    "(its fork hung?); the other players' engines were not started"
+                )
+            time.sleep(_LAUNCH_POLL_S)
 
     def _started_port(self) -> PortLease:
         """A leased, bound port; the config is first probed there unless already proven."""
@@ -259,6 +296,7 @@ class MatchCore:
         ls.run(restart)
         if fresh_engine:
             self.engine_pids = _engine_pids(self._ini_paths)
+            watchdog.note_engines()
         self.scoreboard = dict.fromkeys(self._frag_baseline, 0.0)
         missing = [b for b in bots if b not in self._frag_baseline]
         if missing:

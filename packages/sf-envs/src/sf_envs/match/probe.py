@@ -58,7 +58,9 @@ def probe_start(config: MatchConfig, port: int, workdir: str) -> str | None:
 
 
 def _main() -> None:
+    from sf_envs import watchdog
     from sf_envs.match.core import MatchCore
 
+    watchdog.covered_by_parent()  # it runs from the match's folder, which the caller guards
     config = pickle.loads(sys.stdin.buffer.read())
     MatchCore(config, os.getcwd(), port=int(sys.argv[1]), guarded=False).close()

@@ -33,6 +33,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 
+from sf_envs import watchdog
 from sf_envs.errors import OptionError
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import BufferLayout, SharedBuffers
@@ -135,6 +136,14 @@ class _Resources:
         self.buffers = buffers
         self.tmpdir = tmpdir
         self.handles: list[_WorkerHandle] = []
+        # The workers run from tmpdir and their engines from folders inside it, so if this
+        # process dies unclosed (SIGTERM, SIGKILL) the watchdog takes them and the segment too.
+        for path in self.guarded:
+            watchdog.guard(path)
+
+    @property
+    def guarded(self) -> tuple[str, str]:
+        return self.tmpdir, os.path.join("/dev/shm", self.buffers.name)
 
     def release(self) -> None:
         for handle in self.handles:
@@ -146,6 +155,8 @@ class _Resources:
             _stop(handle, max(0.0, deadline - time.monotonic()))
         self.buffers.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+        for path in self.guarded:
+            watchdog.release(path)
 
 
 def _stop(handle: _WorkerHandle, grace_s: float) -> None:
@@ -376,6 +387,7 @@ class Engine:
                 handle.deadline = time.monotonic() + self.settings.step_timeout_s
             elif opcode == protocol.READY:
                 handle.ready = True
+                watchdog.note_engines()  # its engines run: their shared memory is named now
                 if handle.pending:  # a replacement: redo what the dead worker left undone
                     self._resend(handle)
             elif opcode == protocol.ERROR:

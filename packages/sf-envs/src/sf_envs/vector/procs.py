@@ -12,13 +12,14 @@ afterwards. psutil-free: ``/proc`` is all there is to read on Linux, where ViZDo
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
+
+from sf_envs.watchdog import instance_ids, option_value, remove_shared_memory
 
 __all__ = [
     "command_line_option",
@@ -31,7 +32,10 @@ __all__ = [
     "run_in_child",
 ]
 
-_SHM_PREFIXES = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
+
+# How often a risky child's shared memory is noted while it runs: a failed engine start
+# takes a quarter of a second or more.
+_NOTE_INSTANCES_S = 0.05
 
 
 def find_processes(*, parent: int | None = None, group: int | None = None) -> list[int]:
@@ -70,10 +74,7 @@ def command_line_option(pid: int, flag: str) -> str | None:
             args = f.read().decode(errors="replace").split("\0")
     except OSError:
         return None
-    for name, value in itertools.pairwise(args):
-        if name == flag:
-            return value
-    return None
+    return option_value(args, flag)
 
 
 def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
@@ -82,38 +83,27 @@ def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
     members = find_processes(group=pgid)
     if not members:
         return
-    ids = _instance_ids(members)
+    ids = set().union(*(instance_ids(pid) for pid in members))
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     deadline = time.monotonic() + timeout_s
     while find_processes(group=pgid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    _unlink_shared_memory(ids)
+    remove_shared_memory(ids)
 
 
 def kill_processes(pids: Sequence[int], timeout_s: float = 5.0) -> None:
     """SIGKILLs ``pids``, waits (bounded) until they are dead, and removes their engines'
     shared memory: :func:`kill_group` for a process that must spare itself (a group leader
     killing its engines before it exits)."""
-    ids = _instance_ids(pids)
+    ids = set().union(*(instance_ids(pid) for pid in pids))
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + timeout_s
     while set(pids) & set(find_processes()) and time.monotonic() < deadline:
         time.sleep(0.01)
-    _unlink_shared_memory(ids)
-
-
-def _instance_ids(pids: Sequence[int]) -> list[str]:
-    return [i for i in (command_line_option(pid, "+viz_instance_id") for pid in pids) if i]
-
-
-def _unlink_shared_memory(instance_ids: Sequence[str]) -> None:
-    for instance in instance_ids:
-        for prefix in _SHM_PREFIXES:
-            with contextlib.suppress(OSError):
-                os.unlink(f"/dev/shm/{prefix}{instance}")
+    remove_shared_memory(ids)
 
 
 def run_in_child(
@@ -133,6 +123,7 @@ def run_in_child(
         None when the child exited with status 0, else why not: a hang past ``limit_s``, or the
         signal or exit status with the last lines of its stderr.
     """
+    instances: set[str] = set()
     with open(os.path.join(workdir, "child.stderr"), "w+b") as err:
         proc = subprocess.Popen(
             [sys.executable, "-c", source, *args],
@@ -145,7 +136,7 @@ def run_in_child(
         try:
             proc.stdin.write(payload)  # type: ignore[union-attr]
             proc.stdin.close()  # type: ignore[union-attr]
-            proc.wait(timeout=limit_s)
+            instances = _wait_noting_instances(proc, limit_s)
         except subprocess.TimeoutExpired:
             return f"{what} took over {limit_s:.0f} s (hung)"
         except BrokenPipeError:  # the child died before reading its job
@@ -153,6 +144,9 @@ def run_in_child(
         finally:
             kill_group(proc.pid)
             proc.wait()
+            # A child killed by a fatal engine error (a segfault) leaves the message queues
+            # it created for its engines; its engines are dead now, so their files can go.
+            remove_shared_memory(instances)
         if proc.returncode == 0:
             return None
         err.seek(0)
@@ -160,6 +154,19 @@ def run_in_child(
     code = proc.returncode
     status = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
     return f"{status}: {' | '.join(tail) or 'no output'}"
+
+
+def _wait_noting_instances(proc: subprocess.Popen, limit_s: float) -> set[str]:
+    """Waits for ``proc`` (raising TimeoutExpired after ``limit_s``) while noting the ViZDoom
+    instance ids it maps: the only record of an engine's files once a failed start killed it."""
+    instances: set[str] = set()
+    deadline = time.monotonic() + limit_s
+    while proc.poll() is None:
+        instances |= instance_ids(proc.pid)
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, limit_s)
+        time.sleep(_NOTE_INSTANCES_S)
+    return instances
 
 
 def redirect_console(path: str) -> tuple[int, int]:

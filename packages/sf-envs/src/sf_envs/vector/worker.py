@@ -21,6 +21,7 @@ import socket
 import sys
 import traceback
 
+from sf_envs import watchdog
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import SharedBuffers
 from sf_envs.vector.procs import redirect_console
@@ -151,6 +152,7 @@ def _recv(sock: socket.socket, parent: int) -> bytes:
 def serve(sock: socket.socket) -> None:
     """Runs the worker protocol on ``sock`` until told to quit or the parent disappears."""
     parent = os.getppid()
+    watchdog.covered_by_parent()  # this worker runs from a folder the parent's watchdog guards
     sock.settimeout(_PARENT_CHECK_S)
     sys.path[:] = pickle.loads(_recv(sock, parent))
     config: protocol.WorkerConfig = pickle.loads(_recv(sock, parent))
