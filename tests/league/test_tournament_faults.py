@@ -94,10 +94,7 @@ def test_a_sigkilled_runner_costs_only_its_own_game(tmp_path: Path, scratch_root
     )
     engines: list[int] = []
     try:
-        deadline = time.monotonic() + 120
-        while stored_games(db) < 1 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        runners = [pid for pid in children_of(proc.pid) if _is_runner(pid)]
+        runners = _runners_once_a_game_is_stored(proc, db)
         assert proc.poll() is None and runners, "the tournament ended before a runner was killed"
         engines = children_of(runners[0])
         os.kill(runners[0], signal.SIGKILL)
@@ -115,6 +112,14 @@ def test_a_sigkilled_runner_costs_only_its_own_game(tmp_path: Path, scratch_root
     assert stored_games(db) == 8
     assert [pid for pid in engines if _alive(pid)] == []
     assert runner_folders(scratch_root) == []
+
+
+def _runners_once_a_game_is_stored(proc: subprocess.Popen, db: Path) -> list[int]:
+    """Waits (up to 2 minutes) until the tournament stored a game; its runner processes then."""
+    deadline = time.monotonic() + 120
+    while stored_games(db) < 1 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [pid for pid in children_of(proc.pid) if _is_runner(pid)]
 
 
 def _is_runner(pid: int) -> bool:
@@ -150,10 +155,7 @@ def test_an_interrupted_tournament_leaves_nothing_behind(
     runners: list[int] = []
     engines: list[int] = []
     try:
-        deadline = time.monotonic() + 120
-        while stored_games(db) < 1 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        runners = [pid for pid in children_of(proc.pid) if _is_runner(pid)]
+        runners = _runners_once_a_game_is_stored(proc, db)
         engines = [pid for runner in runners for pid in children_of(runner)]
         instances = [command_line_option(pid, "+viz_instance_id") for pid in engines]
         assert proc.poll() is None and engines, "the tournament ended before the signal"

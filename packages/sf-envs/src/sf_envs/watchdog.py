@@ -38,6 +38,7 @@ import time
 __all__ = [
     "VIZDOOM_SHM_PREFIXES",
     "covered_by_parent",
+    "find_processes",
     "guard",
     "instance_ids",
     "note_engines",
@@ -155,20 +156,42 @@ def _inside(path: str | None, folder: str) -> bool:
     return path is not None and (path == folder or path.startswith(folder.rstrip("/") + "/"))
 
 
-def _processes() -> dict[int, tuple[list[str], str]]:
-    """Every live (not zombie) process: its command line and working directory."""
-    found = {}
+def find_processes(*, parent: int | None = None, group: int | None = None) -> list[int]:
+    """Ids of the live (not zombie) processes whose parent is ``parent`` and whose process group
+    is ``group`` (a criterion left None is not checked).
+
+    Zombies are skipped: an engine orphaned by a killed worker is reparented to PID 1, which in
+    a container may never reap it, yet a zombie holds no memory and burns no CPU.
+    """
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
                 stat = f.read()
-            if stat[stat.rfind(b")") + 2 :][:1] in (b"Z", b"X"):
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
+        except OSError:
+            continue
+        # state, ppid, pgrp...: the fields after the command name, which may itself contain
+        # spaces or parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if (
+            fields[0] not in (b"Z", b"X")
+            and (parent is None or int(fields[1]) == parent)
+            and (group is None or int(fields[2]) == group)
+        ):
+            found.append(int(entry))
+    return found
+
+
+def _processes() -> dict[int, tuple[list[str], str]]:
+    """Every live (not zombie) process: its command line and working directory."""
+    found = {}
+    for pid in find_processes():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
                 args = f.read().decode(errors="replace").split("\0")
-            found[int(entry)] = (args, os.readlink(f"/proc/{entry}/cwd"))
+            found[pid] = (args, os.readlink(f"/proc/{pid}/cwd"))
         except OSError:
             continue
     return found

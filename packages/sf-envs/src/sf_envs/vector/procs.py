@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 
-from sf_envs.watchdog import instance_ids, option_value, remove_shared_memory
+from sf_envs.watchdog import find_processes, instance_ids, option_value, remove_shared_memory
 
 __all__ = [
     "command_line_option",
@@ -36,34 +36,6 @@ __all__ = [
 # How often a risky child's shared memory is noted while it runs: a failed engine start
 # takes a quarter of a second or more.
 _NOTE_INSTANCES_S = 0.05
-
-
-def find_processes(*, parent: int | None = None, group: int | None = None) -> list[int]:
-    """Ids of the live (not zombie) processes whose parent is ``parent`` and whose process group
-    is ``group`` (a criterion left None is not checked).
-
-    Zombies are skipped: an engine orphaned by a killed worker is reparented to PID 1, which in
-    a container may never reap it, yet a zombie holds no memory and burns no CPU.
-    """
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # state, ppid, pgrp...: the fields after the command name, which may itself contain
-        # spaces or parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if (
-            fields[0] not in (b"Z", b"X")
-            and (parent is None or int(fields[1]) == parent)
-            and (group is None or int(fields[2]) == group)
-        ):
-            found.append(int(entry))
-    return found
 
 
 def command_line_option(pid: int, flag: str) -> str | None:
