@@ -81,10 +81,9 @@ BOT_LADDERS: dict[str, tuple[BotLevel, ...]] = {
     "cig_map01": (BotLevel(1, isp=0),),
     "cig_map02": (BotLevel(1, isp=0, neverswitch=True), BotLevel(2, isp=0)),
     "freedoom2_map01": (BotLevel(1, isp=0),),
-    # The scenario pack's maps: one level until bot_levels.py measures more.
-    "ssl2": (BotLevel(1, isp=0),),
-    "dwango5": (BotLevel(1, isp=0),),
-    "freedm": (BotLevel(1, isp=0),),
+    "ssl2": (BotLevel(1, isp=0, neverswitch=True), BotLevel(2, isp=0)),
+    "dwango5": (BotLevel(1, isp=0, neverswitch=True), BotLevel(2, isp=0)),
+    "freedm": (BotLevel(1, isp=0, neverswitch=True), BotLevel(2, isp=0)),
 }
 
 _COLORS = ("cf 40 00", "00 80 ff", "40 cf 00", "ff ff 00", "b0 b0 b0", "a0 00 c0", "00 c0 c0")
