@@ -36,18 +36,17 @@ from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
 from sf_train.config import (
-    AlgoConfig,
     Config,
-    ConfigError,
     config_to_dict,
     resolve_device,
     validate,
 )
-from sf_train.envs import agents_per_game, game_variable_names, make_env
+from sf_train.envs import game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
 from sf_train.learner import Learner
 from sf_train.model import ActorCritic
+from sf_train.opponents import OpponentPool, opponent_envs_of
 from sf_train.run_folder import checkpoints_of, prepare_run_folder
 from sf_train.sampler import RestartingEnv, Rollout, Sampler, StatefulEnv
 
@@ -176,7 +175,7 @@ class Trainer:
         on_progress: Callable[[Progress], None] | None = None,
     ) -> None:
         validate(cfg)
-        opponent_envs = _opponent_envs(cfg)
+        opponent_envs = opponent_envs_of(cfg)
         self.cfg = cfg
         self.on_progress = on_progress
         self.device = resolve_device(cfg.run.device)
@@ -209,7 +208,7 @@ class Trainer:
                 bootstrap_truncations=cfg.algo.value_bootstrap,
                 opponent_envs=opponent_envs,
             )
-            self._opponents = _OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
+            self._opponents = OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
             self.variable_names = game_variable_names(self.venv)
             self.frames = 0
             self.evaluations: list[tuple[int, dict[str, Any]]] = []
@@ -581,45 +580,6 @@ def _hyperparameter_table(cfg: Config) -> str:
             cell = str(value).replace("|", r"\|")  # a bare pipe would end the cell
             rows.append(f"|{section}.{name}|{cell}|")
     return "\n".join(rows)
-
-
-def _opponent_envs(cfg: Config) -> np.ndarray:
-    """Envs (rows) played by the opponent pool: every agent but the first of each game."""
-    if not cfg.algo.opponent_pool:
-        return np.zeros(0, dtype=np.int64)
-    agents = agents_per_game(cfg.env)
-    if agents == 1:
-        raise ConfigError(
-            [
-                f"algo.opponent_pool={cfg.algo.opponent_pool} needs an env of several learning "
-                f"agents per game (self-play: sf/DoomDuel-v0), not {cfg.env.env}; drop "
-                "--opponent-pool"
-            ]
-        )
-    return np.flatnonzero(np.arange(cfg.env.num_envs) % agents != 0)
-
-
-class _OpponentPool:
-    """The last ``opponent_pool`` snapshots of the policy, with the versions they were taken at."""
-
-    def __init__(self, cfg: AlgoConfig, seed: int) -> None:
-        self.every = cfg.opponent_snapshot_every
-        self._snapshots: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(
-            maxlen=cfg.opponent_pool
-        )
-        self._next = 0
-        self._rng = np.random.default_rng(seed)
-
-    def __len__(self) -> int:
-        return len(self._snapshots)
-
-    def due(self, version: int) -> bool:
-        return version >= self._next
-
-    def add_and_draw(self, version: int, weights: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        self._snapshots.append((version, weights))
-        self._next = (version // self.every + 1) * self.every
-        return self._snapshots[int(self._rng.integers(len(self._snapshots)))]
 
 
 def train(
