@@ -70,6 +70,7 @@ class ActionSet:
                     table[row, column[button]] += value
                 row += 1
         self._offsets = np.cumsum((0, *self.nvec[:-1]))
+        self._high = np.asarray(self.nvec)
         self._table = table
         # One head: the rows as ready lists (what DoomGame.make_action takes), no numpy per step.
         self._rows = table.tolist() if len(self.nvec) == 1 else None
@@ -91,12 +92,20 @@ class ActionSet:
         Raises:
             ValueError: Naming ``who`` and the space, if ``action`` is not in it.
         """
+        # The common case, checked without building arrays (every step checks every action).
+        if (
+            self._rows is not None
+            and isinstance(action, (int, np.integer))
+            and not isinstance(action, bool)
+            and 0 <= action < self.nvec[0]
+        ):
+            return int(action)
         array = np.asarray(action)
         if (
             array.shape == self.space.shape
             and array.dtype.kind in "iu"
             and (array >= 0).all()
-            and (array < np.asarray(self.nvec)).all()
+            and (array < self._high).all()
         ):
             return int(array) if array.shape == () else array.astype(np.int64)
         hint = (

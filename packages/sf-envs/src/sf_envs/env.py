@@ -90,7 +90,7 @@ class DoomEnv(gym.Env):
                 "step() called before reset() or after the episode ended; call reset()"
             )
         reward, terminated, truncated = core.step(
-            self._check_action(action), self._screen, self._meas
+            core.action_set.check(action, self.scenario.env_id), self._screen, self._meas
         )
         info = self._info()
         if terminated or truncated:
@@ -118,17 +118,6 @@ class DoomEnv(gym.Env):
                 f"{self.scenario.env_id} is closed; create a new env with gym.make()"
             )
         return self._core
-
-    def _check_action(self, action: Any) -> int | np.ndarray:
-        space = self.action_space
-        if (
-            isinstance(action, (int, np.integer))
-            and not isinstance(action, bool)
-            and isinstance(space, spaces.Discrete)
-            and 0 <= action < space.n
-        ):
-            return int(action)
-        return self._live_core().action_set.check(action, self.scenario.env_id)
 
     def _observation(self) -> Any:
         # Copies, so that observations a caller keeps are not overwritten by the next step.
