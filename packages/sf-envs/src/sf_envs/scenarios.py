@@ -116,6 +116,21 @@ _BATTLE_BUTTONS = (
 )
 _BATTLE_COMBOS = (*_TURN_AND_MOVE, *_AIM_AND_SHOOT, ("MOVE_FORWARD", "ATTACK"))
 
+
+def _battle(name: str, config: str, description: str) -> Scenario:
+    """A battle of the scenario pack: the same controls, limit and measurements on every map."""
+    return Scenario(
+        name,
+        config,
+        _BATTLE_BUTTONS,
+        episode_timeout=2100,
+        combos=_BATTLE_COMBOS,
+        measurements=("HEALTH", "SELECTED_WEAPON_AMMO"),
+        in_pack=True,
+        description=description,
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -189,27 +204,16 @@ SCENARIOS: dict[str, Scenario] = {
             episode_timeout=2100,
             description="Dodge fireballs by strafing; +1 per tic alive.",
         ),
-        Scenario(
+        _battle(
             "battle",
             "battle.cfg",
-            _BATTLE_BUTTONS,
-            episode_timeout=2100,
-            combos=_BATTLE_COMBOS,
-            measurements=("HEALTH", "SELECTED_WEAPON_AMMO"),
-            in_pack=True,
-            description="Sample Factory's battle: kill monsters in a hall, pick up health and "
-            "ammo; +1 per kill (scenario pack).",
+            "Sample Factory's battle: kill monsters in a hall, pick up health and ammo; +1 per "
+            "kill (scenario pack).",
         ),
-        Scenario(
+        _battle(
             "battle2",
             "battle2_continuous_turning.cfg",
-            _BATTLE_BUTTONS,
-            episode_timeout=2100,
-            combos=_BATTLE_COMBOS,
-            measurements=("HEALTH", "SELECTED_WEAPON_AMMO"),
-            in_pack=True,
-            description="Sample Factory's battle2: battle in a maze of rooms; +1 per kill "
-            "(scenario pack).",
+            "Sample Factory's battle2: battle in a maze of rooms; +1 per kill (scenario pack).",
         ),
         Scenario(
             "predict_position",
