@@ -1,12 +1,14 @@
-"""Who can play in a league: scripted bots, built-in baselines and sf-train checkpoints.
+"""Who can play in a league: engine bots, scripted players, baselines and sf-train checkpoints.
 
-A player is named on the command line as ``bot:N`` (a scripted bot at the map's skill level N),
-``random`` (uniform random actions), ``noop`` (never acts), a run folder (its latest
-checkpoint) or a checkpoint file, optionally as ``NAME=PATH`` to choose the league name.
+A player is named on the command line as ``bot:N`` (an engine bot at the map's skill level N),
+``scripted:N`` (our rule-based player at level N, :mod:`sf_envs.match.scripted`), ``random``
+(uniform random actions), ``noop`` (never acts), a run folder (its latest checkpoint) or a
+checkpoint file, optionally as ``NAME=PATH`` to choose the league name.
 
 Everything about a player is checked here, before any game runs: bot levels exist on the map
-(each map has its own measured ladder, :func:`sf_envs.match.bot_ladder`), checkpoints
-exist, and a checkpoint's network accepts the match's observation and action spaces.
+(each map has its own measured ladder, :func:`sf_envs.match.bot_ladder`), scripted levels
+exist, checkpoints exist, and a checkpoint's network accepts the match's observation and
+action spaces.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from gymnasium import spaces
 
 from sf_envs.match import bot_ladder
+from sf_envs.match.scripted import SCRIPTED_LEVELS
 from sf_league.store import PlayerRecord
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
 
 BASELINES = ("random", "noop")
 _BOT = re.compile(r"bot:(\d+)")
+_SCRIPTED = re.compile(r"scripted:(\d+)")
 
 
 class PlayerError(ValueError):
@@ -44,8 +48,8 @@ class Player:
 
     Attributes:
         name: Name in the league (unique).
-        kind: ``bot``, ``baseline`` or ``checkpoint``.
-        level: Bot skill level (bots only).
+        kind: ``bot``, ``scripted``, ``baseline`` or ``checkpoint``.
+        level: Skill level (bots and scripted players only).
         checkpoint: Checkpoint file (checkpoints only).
         run_dir: Run folder holding the checkpoint's ``config.json`` (checkpoints only).
         fingerprint: Content hash of a checkpoint; the spec for others.
@@ -60,14 +64,15 @@ class Player:
 
     @property
     def is_agent(self) -> bool:
-        """Whether it takes an agent seat (acts from observations) rather than a bot slot."""
-        return self.kind != "bot"
+        """Whether it takes an agent seat (acts from observations), rather than a bot slot or
+        a scripted player's seat (which acts on its own inside the match)."""
+        return self.kind in ("baseline", "checkpoint")
 
     def record(self) -> PlayerRecord:
         if self.checkpoint:
             spec = str(self.checkpoint)
-        else:  # a bot's level; a baseline's fingerprint is its spec, whatever its NAME=
-            spec = str(self.level) if self.kind == "bot" else self.fingerprint
+        else:  # a level; a baseline's fingerprint is its spec, whatever its NAME=
+            spec = str(self.level) if self.level is not None else self.fingerprint
         return PlayerRecord(self.name, self.kind, spec, self.fingerprint or spec)
 
 
@@ -101,6 +106,16 @@ def parse_player(text: str, map_name: str) -> Player:
         # a different bot, which must not be pooled with the games of the old one.
         params = hashlib.sha256(repr(ladder[level]).encode()).hexdigest()[:8]
         return Player(name or spec, "bot", level=level, fingerprint=f"{map_name}:{level}:{params}")
+    if m := _SCRIPTED.fullmatch(spec):
+        level = int(m[1])
+        if level not in SCRIPTED_LEVELS:
+            raise PlayerError(
+                f"{spec}: scripted levels are {', '.join(map(str, sorted(SCRIPTED_LEVELS)))}; "
+                f"use scripted:{max(SCRIPTED_LEVELS)} for the strongest"
+            )
+        # As for bots: retuned knobs make a different player.
+        params = hashlib.sha256(repr(SCRIPTED_LEVELS[level]).encode()).hexdigest()[:8]
+        return Player(name or spec, "scripted", level=level, fingerprint=f"scripted:{params}")
     if spec in BASELINES:
         return Player(name or spec, "baseline", fingerprint=spec)
     path = Path(spec)
@@ -109,8 +124,8 @@ def parse_player(text: str, map_name: str) -> Player:
         raise PlayerError(
             f"unknown player {text!r}"
             + (": no such checkpoint file or run folder" if looks_like_path else "")
-            + f"; use bot:N, {' or '.join(BASELINES)}, an sf-train run folder or a checkpoint "
-            "file (NAME=PATH names it)"
+            + f"; use bot:N, scripted:N, {' or '.join(BASELINES)}, an sf-train run folder or a "
+            "checkpoint file (NAME=PATH names it)"
         )
     from sf_train.checkpoint import CheckpointError
     from sf_train.run_folder import find_checkpoint

@@ -61,6 +61,7 @@ class GameJob:
             or of ``play_bot_game`` (map, bot_levels, timelimit) for a bot-only game.
         agents: The agent seats, ``player_0`` first; none for a bot-only game.
         bots: League names of the bots, in the match's bot order.
+        scripted: League names of the scripted players, in the match's order.
         seed: Seed of the match and of the players' action sampling.
         settings: What is stored with the game (JSON-ready).
     """
@@ -72,6 +73,7 @@ class GameJob:
     bots: tuple[str, ...]
     seed: int
     settings: dict[str, Any]
+    scripted: tuple[str, ...] = ()
 
 
 def _watch_parent(parent: int, scratch: str) -> None:
@@ -208,12 +210,10 @@ class MatchCache:
         self._open: OrderedDict[str, Any] = OrderedDict()
 
     def get(self, job: GameJob, workdir: str | None) -> Any:
-        from sf_envs.match import make_match
-
         key = json.dumps([job.scenario, job.match_kwargs], sort_keys=True)
         env = self._open.pop(key, None)
         if env is None:
-            env = make_match(job.scenario, workdir=workdir, **job.match_kwargs)
+            env = _open_match(job, workdir)
         self._open[key] = env
         while len(self._open) > self.size:
             self._open.popitem(last=False)[1].close()
@@ -235,13 +235,54 @@ class MatchCache:
             self._open.popitem()[1].close()
 
 
+def _open_match(job: GameJob, workdir: str | None) -> Any:
+    """The match of ``job``: a PettingZoo match, or its core when no agent plays (scripted
+    players and bots only: nobody acts from the caller)."""
+    from sf_envs.match import MatchConfig, MatchCore, make_match
+
+    if job.agents:
+        return make_match(job.scenario, workdir=workdir, **job.match_kwargs)
+    return MatchCore(MatchConfig.create(job.scenario, **job.match_kwargs), workdir)
+
+
+def _play_agents(env: Any, job: GameJob) -> tuple[dict[str, Any], list[float], int]:
+    """Plays a match with agent seats; returns its result, the deaths of every agent and
+    scripted player (in that order) and the agent steps."""
+    obs, _ = env.reset(seed=job.seed)
+    actors = {
+        agent: _Actor(seat, env, agent, job.seed + k)
+        for k, (agent, seat) in enumerate(zip(env.possible_agents, job.agents, strict=True))
+    }
+    steps = 0
+    while True:
+        actions = {agent: actors[agent].act(obs[agent]) for agent in env.agents}
+        obs, _, _, truncated, infos = env.step(actions)
+        steps += 1
+        if all(truncated.values()):
+            break
+    core = env.core
+    deaths = [core.agent_stats(i)["deaths"] for i in range(len(core.players))]
+    return next(iter(infos.values()))["match"], deaths, steps
+
+
+def _play_scripted(core: Any, job: GameJob) -> tuple[dict[str, Any], list[float], int]:
+    """Plays a match of scripted players (and bots) only; as :func:`_play_agents`."""
+    screens = np.zeros((0, *core.config.options.obs_shape), dtype=np.uint8)
+    no_actions = np.zeros(0, dtype=np.int64)
+    core.reset(job.seed, screens, None)
+    while not core.finished:
+        core.step(no_actions, screens, None)
+    deaths = [core.agent_stats(i)["deaths"] for i in range(len(core.players))]
+    return core.result(), deaths, 0
+
+
 def play_game(
     job: GameJob, workdir: str | None = None, cache: MatchCache | None = None
 ) -> GameRecord:
     """Plays ``job`` to the time limit and returns its record.
 
-    A job without agent seats is a bot-only game (:func:`sf_envs.match.play_bot_game`), played
-    in the current working directory.
+    A job of bots only is a bot-only game (:func:`sf_envs.match.play_bot_game`), played in the
+    current working directory.
 
     Args:
         job: The game.
@@ -252,28 +293,15 @@ def play_game(
     Raises:
         sf_envs.match.MatchError: If an engine crashes or hangs (the caller may retry).
     """
-    if not job.agents:
+    if not job.agents and not job.scripted:
         return _play_bot_game(job)
     start = time.perf_counter()
-    if cache is None:
-        from sf_envs.match import make_match
-
-        env = make_match(job.scenario, workdir=workdir, **job.match_kwargs)
-    else:
-        env = cache.get(job, workdir)
+    env = _open_match(job, workdir) if cache is None else cache.get(job, workdir)
     try:
-        obs, _ = env.reset(seed=job.seed)
-        actors = {
-            agent: _Actor(seat, env, agent, job.seed + k)
-            for k, (agent, seat) in enumerate(zip(env.possible_agents, job.agents, strict=True))
-        }
-        steps = 0
-        while True:
-            actions = {agent: actors[agent].act(obs[agent]) for agent in env.agents}
-            obs, _, _, truncated, infos = env.step(actions)
-            steps += 1
-            if all(truncated.values()):
-                break
+        result, deaths, steps = (_play_agents if job.agents else _play_scripted)(env, job)
+        # In-game names: the agents, then the scripted players (the engines' players).
+        in_game = (env.core if job.agents else env).player_names
+        config = (env.core if job.agents else env).config
     except BaseException:
         if cache is not None:
             cache.discard(env)
@@ -281,15 +309,14 @@ def play_game(
     finally:
         if cache is None:
             env.close()
-    result = next(iter(infos.values()))["match"]
     frags = result["frags"]
+    league_names = [seat.player for seat in job.agents] + list(job.scripted)
     seats = [
-        Seat(seat.player, float(frags[agent]), float(infos[agent]["deaths"]))
-        for agent, seat in zip(env.possible_agents, job.agents, strict=True)
+        Seat(name, float(frags[player]), float(died))
+        for name, player, died in zip(league_names, in_game, deaths, strict=True)
     ]
     seats += [
-        Seat(name, float(frags[bot["name"]]))
-        for name, bot in zip(job.bots, result["bots"], strict=True)
+        Seat(name, float(frags[bot.name])) for name, bot in zip(job.bots, config.bots, strict=True)
     ]
     duration = time.perf_counter() - start
     logger.debug("game %s: %s in %.1f s", job.key, seats, duration)

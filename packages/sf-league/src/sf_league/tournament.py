@@ -1,11 +1,13 @@
 """Tournaments: which games to play (round robin, gauntlet; duel or free-for-all) and playing
 them in parallel runner processes, each finished game committed to the league at once.
 
-Seats: agents (checkpoints and baselines) take the match's agent seats, bots its bot slots. A
-duel between two agents is the ``duel`` match, an agent against a bot ``duel_bots``, both on
-the requested scenario's map. Two bots meet in a bot-only game (:data:`BOT_GAME`) on the same
-map and time limit: the host spectates (:func:`sf_envs.match.play_bot_game`), so bots are rated
-among themselves as well as against agents.
+Seats: agents (checkpoints and baselines) take the match's agent seats, bots its bot slots,
+scripted players seats of their own (they act inside the match). A duel between two agents is
+the ``duel`` match, an agent against a bot ``duel_bots``, any duel with a scripted player
+``duel_scripted`` (with or without an agent), all on the requested scenario's map. Two bots meet
+in a bot-only game (:data:`BOT_GAME`) on the same map and time limit: the host spectates
+(:func:`sf_envs.match.play_bot_game`), so bots are rated among themselves as well as against
+agents. Scripted players play duels only.
 
 Free-for-all (the ``deathmatch*`` scenarios) puts every player in every game, in both formats
 (a field of bots only is a bot-only game); each game is reduced to pairwise results for the
@@ -159,9 +161,12 @@ def _match_for(
 ) -> tuple[str, dict[str, Any]]:
     """The sf-envs scenario and ``make_match`` arguments for one lineup."""
     agents = [p for p in lineup if p.is_agent]
-    bots = [p for p in lineup if not p.is_agent]
+    bots = [p for p in lineup if p.kind == "bot"]
+    scripted = [p for p in lineup if p.kind == "scripted"]
     duel = config.scenario in DUEL_SCENARIOS
-    if duel:
+    if scripted:
+        scenario = "duel_scripted"
+    elif duel:
         scenario = "duel" if len(agents) == 2 else "duel_bots"
     else:
         scenario = "deathmatch" if len(agents) >= 2 else "deathmatch_bots"
@@ -173,6 +178,9 @@ def _match_for(
     }
     if bots:
         kwargs["bot_skill"] = [b.level for b in bots]
+    if scripted:
+        kwargs["num_scripted"] = len(scripted)
+        kwargs["scripted_skill"] = [p.level for p in scripted]
     if config.timelimit is not None:
         kwargs["timelimit"] = config.timelimit
     return scenario, kwargs
@@ -232,6 +240,10 @@ def plan_games(config: TournamentConfig, players: Sequence[Player]) -> list[Game
         errors.append(f"a tournament needs at least two players, got {len(players)}")
     if len(set(names)) != len(names):
         errors.append(f"players are named more than once: {names}; list each once")
+    if config.scenario not in DUEL_SCENARIOS and any(p.kind == "scripted" for p in players):
+        errors.append(
+            "scripted players play duels only; use --scenario duel_bots (or duel) for them"
+        )
     if errors:
         raise TournamentError("invalid tournament:\n  - " + "\n  - ".join(errors))
     obs = _obs_settings(config, players)
@@ -247,7 +259,7 @@ def plan_games(config: TournamentConfig, players: Sequence[Player]) -> list[Game
     jobs: list[GameJob] = []
     checked: set[str] = set()
     for lineup in lineups:
-        if not any(p.is_agent for p in lineup):
+        if all(p.kind == "bot" for p in lineup):
             jobs += _bot_game_jobs(config, lineup)
             continue
         scenario, kwargs = _match_for(config, lineup, obs)
@@ -261,7 +273,8 @@ def plan_games(config: TournamentConfig, players: Sequence[Player]) -> list[Game
             if p.kind == "checkpoint" and p.name not in checked:
                 check_checkpoint(p, obs_space, act_space)
                 checked.add(p.name)
-        settings = {"scenario": scenario, **{k: v for k, v in kwargs.items() if k != "bot_skill"}}
+        levels = ("bot_skill", "scripted_skill")  # who plays: in the pairing, not the settings
+        settings = {"scenario": scenario, **{k: v for k, v in kwargs.items() if k not in levels}}
         settings["timelimit"] = match.timelimit
         fingerprint = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
         pairing = "+".join(sorted(p.name for p in lineup))
@@ -269,17 +282,22 @@ def plan_games(config: TournamentConfig, players: Sequence[Player]) -> list[Game
             agents = [p for p in lineup if p.is_agent]
             if duel and len(agents) == 2 and k % 2:
                 agents.reverse()  # alternate who hosts (player_0)
-            bots = [p for p in lineup if not p.is_agent]
+            bots = [p for p in lineup if p.kind == "bot"]
+            scripted = [p for p in lineup if p.kind == "scripted"]
+            if len(scripted) == 2 and k % 2:
+                scripted.reverse()  # alternate who hosts
+            match_kwargs = dict(kwargs)
+            if scripted:
+                match_kwargs["scripted_skill"] = [p.level for p in scripted]
             key = f"{scenario}|{fingerprint}|{pairing}|{k}"
             jobs.append(
                 GameJob(
                     key=key,
                     scenario=scenario,
-                    match_kwargs={**kwargs, "bot_skill": [b.level for b in bots]}
-                    if bots
-                    else kwargs,
+                    match_kwargs=match_kwargs,
                     agents=tuple(_seat(p) for p in agents),
                     bots=tuple(b.name for b in bots),
+                    scripted=tuple(p.name for p in scripted),
                     seed=_seed(config.seed, key),
                     settings=settings,
                 )

@@ -27,10 +27,11 @@ from sf_envs import watchdog
 from sf_envs.errors import ClosedEnvError
 from sf_envs.match.bots import write_bots_file
 from sf_envs.match.lockstep import LockStep, MatchError
-from sf_envs.match.player import MEASUREMENTS, MatchPlayer, game_args
+from sf_envs.match.player import MEASUREMENTS, MatchPlayer, ScriptedMatchPlayer, game_args
 from sf_envs.match.ports import PortLease, lease_port
 from sf_envs.match.probe import mark_proven, probe_start, proven
 from sf_envs.match.scenarios import MatchConfig
+from sf_envs.match.scripted import SCRIPTED_LEVELS, ScriptedBrain
 from sf_envs.vector.procs import command_line_option, console_to, find_processes, log_tail
 
 __all__ = ["MatchCore"]
@@ -78,7 +79,8 @@ def _release(ini_paths: list[str], workdir: str) -> None:
 
 
 class MatchCore:
-    """One match of ``config.num_agents`` learning agents (plus bots), in lock step.
+    """One match of ``config.num_agents`` learning agents (plus scripted players and bots), in
+    lock step.
 
     Args:
         config: A validated :class:`~sf_envs.match.scenarios.MatchConfig`.
@@ -97,7 +99,10 @@ class MatchCore:
 
     Buffers passed to :meth:`reset` and :meth:`step` hold one row per agent: screens of shape
     ``(num_agents, *options.obs_shape)`` uint8 and, with measurements, ``(num_agents, M)``
-    float32. Agent ``i`` is in-game player ``player_i``; player 0 hosts.
+    float32. Agent ``i`` is in-game player ``player_i``; player 0 hosts. Scripted players
+    (:mod:`sf_envs.match.scripted`) come after the agents; they choose their own actions on
+    their own threads and have no rows (a match may have no agent, then the first scripted
+    player hosts and the buffers have no rows).
 
     A fatal engine error during a networked ``init()`` segfaults the calling process, so a
     guarded networked match (several agents) is first started in a child process
@@ -122,6 +127,8 @@ class MatchCore:
         self.config = config
         self.num_agents = config.num_agents
         self.agent_names = tuple(f"player_{i}" for i in range(config.num_agents))
+        #: In-game names of the engines' players: the agents, then the scripted players.
+        self.player_names = config.player_names
         self.bot_names = tuple(b.name for b in config.bots)
         self.workdir = tempfile.mkdtemp(prefix="sf_match_", dir=workdir)
         watchdog.guard(self.workdir)  # its engines run from it: all go when we do
@@ -155,7 +162,7 @@ class MatchCore:
             if config.bots
             else None
         )
-        networked = config.num_agents > 1
+        networked = config.num_engines > 1
         if networked and port is None:
             self._port = self._started_port() if self._guarded else lease_port()
             port = self._port.port
@@ -163,13 +170,24 @@ class MatchCore:
         if self._guarded:
             connect_timeout = max(connect_timeout, _GUARDED_CONNECT_TIMEOUT_S)
         self.players = []
-        for i in range(config.num_agents):
+        for i in range(config.num_engines):
             folder = os.path.join(self.workdir, f"player_{i}")
             os.makedirs(folder)
             args = game_args(config, i, port, self.bots_path, connect_timeout)
-            self.players.append(MatchPlayer(config, i, folder, args))
+            if i < config.num_agents:
+                self.players.append(MatchPlayer(config, i, folder, args))
+            else:
+                level = SCRIPTED_LEVELS[config.scripted[i - config.num_agents].level]
+                brain = ScriptedBrain(
+                    level,
+                    config.options.frame_skip,
+                    seed=i,
+                    turn="TURN_LEFT" in config.buttons,
+                    advance="MOVE_FORWARD" in config.buttons,
+                )
+                self.players.append(ScriptedMatchPlayer(config, i, folder, args, brain))
         self._ini_paths[:] = [p.ini_path for p in self.players]
-        self._lockstep = LockStep(config.num_agents, config.timeout)
+        self._lockstep = LockStep(config.num_engines, config.timeout)
         lease = self._port
         # Every engine creates ``_vizdoom/`` in the process's working directory on init; engines
         # started together in a fresh directory (a new vector worker) race for it, and the loser
@@ -289,7 +307,7 @@ class MatchCore:
                 p.add_bots(bots)
             ls.sync()
             p.tics(0, _SETTLE_TICS, ls.sync)
-            p.start_match(obs_out[i], None if meas_out is None else meas_out[i])
+            p.start_match(*self._rows(i, obs_out, meas_out))
             if i == 0:
                 self._frag_baseline = self._server_frags()
 
@@ -321,20 +339,35 @@ class MatchCore:
         skip = self.config.options.frame_skip
         sync = ls.sync if len(players) > 1 else None
 
+        n = self.num_agents
+
         def play(i: int) -> None:
             p = players[i]
-            p.tics(actions[i], skip, sync)
-            p.finish_step(obs_out[i], None if meas_out is None else meas_out[i])
+            p.tics(actions[i] if i < n else 0, skip, sync)
+            p.finish_step(*self._rows(i, obs_out, meas_out))
             if i == 0:
                 frags = self._server_frags()
                 for name, base in self._frag_baseline.items():
                     self.scoreboard[name] = frags.get(name, base) - base
 
         ls.run(play)
-        for i, p in enumerate(players):
-            self.rewards[i] = p.events @ self._weights
-            self.truncated[i] = p.finished
+        for i in range(n):
+            self.rewards[i] = players[i].events @ self._weights
+            self.truncated[i] = players[i].finished
         return self.rewards, self.terminated, self.truncated
+
+    @property
+    def finished(self) -> bool:
+        """Whether the match reached its time limit (the same tic for every player)."""
+        return self.players[0].finished
+
+    def _rows(
+        self, i: int, obs_out: np.ndarray, meas_out: np.ndarray | None
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Player ``i``'s output rows; none for a scripted player."""
+        if i >= self.num_agents:
+            return None, None
+        return obs_out[i], None if meas_out is None else meas_out[i]
 
     def _server_frags(self) -> dict[str, float]:
         """Every player's frag count from the host's scoreboard (the same in every game)."""
@@ -352,9 +385,10 @@ class MatchCore:
         return self._live().run(lambda i: self.players[i].game.get_episode_time())
 
     def agent_stats(self, i: int) -> dict[str, float]:
-        """Agent ``i``'s counters since the match start plus its placement (1 is best)."""
+        """Player ``i``'s counters since the match start plus its placement (1 is best); ``i``
+        counts the agents, then the scripted players."""
         stats = dict(zip(_STAT_NAMES, self.players[i].stats.tolist(), strict=True))
-        frags = self.scoreboard.get(self.agent_names[i], stats["frags"])
+        frags = self.scoreboard.get(self.player_names[i], stats["frags"])
         stats["placement"] = 1 + sum(f > frags for f in self.scoreboard.values())
         return stats
 

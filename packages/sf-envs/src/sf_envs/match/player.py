@@ -17,8 +17,9 @@ import vizdoom
 from sf_envs.game import FramePipeline
 from sf_envs.match.rewards import EVENTS
 from sf_envs.match.scenarios import MatchConfig
+from sf_envs.match.scripted import BUTTONS, Enemy, ScriptedBrain, View
 
-__all__ = ["MEASUREMENTS", "STAT_VARIABLES", "MatchPlayer", "game_args"]
+__all__ = ["MEASUREMENTS", "STAT_VARIABLES", "MatchPlayer", "ScriptedMatchPlayer", "game_args"]
 
 #: Cumulative counters reported per agent, scored from the match-start baseline.
 STAT_VARIABLES: tuple[str, ...] = (
@@ -55,11 +56,12 @@ def game_args(
     the host); running out (like
     any fatal error in ``init()``) segfaults the process that started the host.
     """
-    name = f"+name player_{index} +colorset {index}"
+    name = f"+name {config.player_names[index]} +colorset {index}"
     connect = f"+viz_connect_timeout {max(round(connect_timeout), 1)}"
     if index > 0:
         return f"-join 127.0.0.1 -port {port} {connect} {name}"
-    network = f"-host {config.num_agents}" + (f" -port {port}" if config.num_agents > 1 else "")
+    engines = config.num_engines
+    network = f"-host {engines}" + (f" -port {port}" if engines > 1 else "")
     rules = (
         f"-deathmatch +timelimit {config.timelimit:g} +sv_forcerespawn 1 +sv_noautoaim 1 "
         f"+sv_respawnprotect 1 +sv_spawnfarthest 1 +sv_nocrouch 1 +viz_respawn_delay 1 {connect}"
@@ -118,18 +120,22 @@ class MatchPlayer:
         game.set_sound_enabled(False)
         game.set_mode(vizdoom.Mode.PLAYER)
         game.set_screen_format(vizdoom.ScreenFormat.CRCGCB)
-        game.set_screen_resolution(
-            getattr(vizdoom.ScreenResolution, self.config.options.resolution_mode)
-        )
-        game.set_render_hud(True)
-        game.set_available_buttons([getattr(vizdoom.Button, b) for b in self.action_set.buttons])
         game.set_available_game_variables(list(_GAME_VARIABLES))
+        self._configure(game)
         game.set_episode_timeout(0)  # +timelimit ends the match, on the same tic for everyone
         game.add_game_args(self._args)
         if seed is not None:
             game.set_seed(seed)
         self.game = game
         game.init()
+
+    def _configure(self, game: vizdoom.DoomGame) -> None:
+        """What this seat sees and presses: the observation settings and the action set."""
+        game.set_screen_resolution(
+            getattr(vizdoom.ScreenResolution, self.config.options.resolution_mode)
+        )
+        game.set_render_hud(True)
+        game.set_available_buttons([getattr(vizdoom.Button, b) for b in self.action_set.buttons])
 
     def restart(self, seed: int) -> None:
         """Replaces the engine with a fresh one started with ``seed``."""
@@ -154,7 +160,7 @@ class MatchPlayer:
         peer to keep in step with) the tics run in one engine call instead of ``count``.
         """
         game = self.game
-        game.set_action(self.action_set.button_values(action))
+        game.set_action(self._buttons(action))
         if sync is None:
             if not self.finished:
                 game.advance_action(count, True)
@@ -167,6 +173,9 @@ class MatchPlayer:
                 sync()
         if self.finished:
             self.timed_out = game.is_episode_timeout_reached()
+
+    def _buttons(self, action: int | np.ndarray) -> list[float]:
+        return self.action_set.button_values(action)
 
     def start_match(self, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
         """Takes the baselines after bots joined and writes the first observation."""
@@ -231,3 +240,90 @@ class MatchPlayer:
         if self.game is not None:
             self.game.close()
             self.game = None
+
+
+_POSITION = (vizdoom.GameVariable.POSITION_X, vizdoom.GameVariable.POSITION_Y)
+_DEPTH_BAND = slice(50, 70)  # the rows at eye level of a 160x120 screen
+_DEPTH_COLUMNS = 32
+_SEEN = {"DoomPlayer": True, "Rocket": False}  # labels a scripted player reacts to: enemy?
+
+
+class ScriptedMatchPlayer(MatchPlayer):
+    """A seat played by a :class:`~sf_envs.match.scripted.ScriptedBrain`, not by the caller.
+
+    Its engine renders only what the brain reads, at the smallest resolution: the labels (the
+    players on its screen, with their map positions) and the depth buffer; no HUD, effects or
+    decals. It decides after every step, on its own lock-step thread, so the caller's loop
+    carries no work for it.
+
+    Args:
+        brain: Its decisions.
+        others: As :class:`MatchPlayer`.
+    """
+
+    def __init__(
+        self, config: MatchConfig, index: int, workdir: str, args: str, brain: ScriptedBrain
+    ) -> None:
+        super().__init__(config, index, workdir, args)
+        self.brain = brain
+        self._decision = [0.0] * len(BUTTONS)
+
+    def _configure(self, game: vizdoom.DoomGame) -> None:
+        game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
+        game.set_render_hud(False)
+        for switch in (
+            game.set_render_decals,
+            game.set_render_particles,
+            game.set_render_effects_sprites,
+            game.set_render_messages,
+            game.set_render_corpses,
+            game.set_render_screen_flashes,
+            game.set_render_weapon,
+        ):
+            switch(False)
+        game.set_labels_buffer_enabled(True)
+        game.set_depth_buffer_enabled(True)
+        game.set_available_buttons([getattr(vizdoom.Button, b) for b in BUTTONS])
+
+    def new_episode(self, seed: int | None) -> None:
+        super().new_episode(seed)
+        self.brain.reset(None if seed is None else seed + self.index)
+
+    def _buttons(self, action: int | np.ndarray) -> list[float]:
+        return self._decision
+
+    def _observe(
+        self,
+        state: vizdoom.GameState | None,
+        obs_out: np.ndarray | None,
+        meas_out: np.ndarray | None,
+        first: bool,
+    ) -> None:
+        if state is None:
+            return
+        game = self.game
+        enemies, rockets = [], []
+        for label in state.labels:
+            seen = _SEEN.get(label.object_name)
+            if seen is not None:
+                (enemies if seen else rockets).append(
+                    Enemy(
+                        label.object_position_x,
+                        label.object_position_y,
+                        label.object_velocity_x,
+                        label.object_velocity_y,
+                    )
+                )
+        depth = state.depth_buffer[_DEPTH_BAND].mean(axis=0)
+        view = View(
+            tic=state.tic,
+            x=game.get_game_variable(_POSITION[0]),
+            y=game.get_game_variable(_POSITION[1]),
+            angle=game.get_game_variable(vizdoom.GameVariable.ANGLE),
+            health=self.values[_IX["HEALTH"]],
+            dead=game.is_player_dead(),
+            enemies=enemies,
+            rockets=rockets,
+            depth=depth.reshape(_DEPTH_COLUMNS, -1).mean(axis=1),
+        )
+        self._decision = self.brain.decide(view)

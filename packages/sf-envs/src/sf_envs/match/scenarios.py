@@ -17,6 +17,7 @@ from sf_envs.errors import OptionError
 from sf_envs.match.bots import BotSpec, bot_ladder, bot_specs
 from sf_envs.match.maps import MatchMap, get_map
 from sf_envs.match.rewards import RewardConfig
+from sf_envs.match.scripted import SCRIPTED_LEVELS, ScriptedSpec, scripted_specs
 from sf_envs.options import DoomOptions
 
 __all__ = [
@@ -36,9 +37,12 @@ class MatchScenario:
         name: Short snake_case name passed to ``make_match``.
         map: Default map name (see :mod:`sf_envs.match.maps`); overridable per match.
         num_agents: Default number of learning agents, within ``agents_range``.
-        num_bots: Default number of scripted bots, within ``bots_range``.
+        num_bots: Default number of engine bots, within ``bots_range``.
         agents_range: Inclusive ``(min, max)`` learning agents.
         bots_range: Inclusive ``(min, max)`` bots.
+        num_scripted: Default number of scripted players (:mod:`sf_envs.match.scripted`),
+            within ``scripted_range``.
+        scripted_range: Inclusive ``(min, max)`` scripted players.
         timelimit: Match length in minutes of game time (35 tics per second).
         description: One line for listings.
         env_id: Its gymnasium id, or None. A scenario of one learning agent gets a plain
@@ -62,6 +66,8 @@ class MatchScenario:
     description: str
     env_id: str | None = None
     spectator_host: bool = False
+    num_scripted: int = 0
+    scripted_range: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
         get_map(self.map)
@@ -89,8 +95,23 @@ MATCH_SCENARIOS: dict[str, MatchScenario] = {
             agents_range=(1, 1),
             bots_range=(1, 1),
             timelimit=2.0,
-            description="One learning agent against one scripted bot.",
+            description="One learning agent against one engine bot.",
             env_id="sf/DoomDuelBots-v0",
+        ),
+        MatchScenario(
+            "duel_scripted",
+            map="multi_duel",
+            num_agents=1,
+            num_bots=0,
+            # Games without a learning agent (a scripted player against another or against a
+            # bot) are for rating the ladder; the env id has one agent.
+            agents_range=(0, 1),
+            bots_range=(0, 1),
+            timelimit=2.0,
+            description="One learning agent against one scripted player.",
+            env_id="sf/DoomDuelScripted-v0",
+            num_scripted=1,
+            scripted_range=(1, 2),
         ),
         MatchScenario(
             "deathmatch_bots",
@@ -100,7 +121,7 @@ MATCH_SCENARIOS: dict[str, MatchScenario] = {
             agents_range=(1, 1),
             bots_range=(1, 7),
             timelimit=4.0,
-            description="One learning agent against 1-7 scripted bots, free for all.",
+            description="One learning agent against 1-7 engine bots, free for all.",
             env_id="sf/DoomDeathmatchBots-v0",
         ),
         MatchScenario(
@@ -111,7 +132,7 @@ MATCH_SCENARIOS: dict[str, MatchScenario] = {
             agents_range=(2, 8),
             bots_range=(0, 6),
             timelimit=4.0,
-            description="2-8 learning agents, optionally with scripted bots, free for all.",
+            description="2-8 learning agents, optionally with engine bots, free for all.",
         ),
     )
 }
@@ -143,7 +164,7 @@ class MatchConfig:
         scenario: The match scenario.
         map: The map played.
         num_agents: Learning agents (``player_0`` is the host).
-        bots: The scripted bots, names and levels.
+        bots: The engine bots, names and levels.
         timelimit: Minutes of game time per match.
         options: Frame skip and observation options, shared by all agents.
         rewards: Reward shaping weights.
@@ -158,10 +179,23 @@ class MatchConfig:
     options: DoomOptions
     rewards: RewardConfig
     timeout: float
+    scripted: tuple[ScriptedSpec, ...] = ()
 
     @property
     def num_players(self) -> int:
-        return self.num_agents + len(self.bots)
+        return self.num_agents + len(self.scripted) + len(self.bots)
+
+    @property
+    def num_engines(self) -> int:
+        """Engines in the match: one per agent and per scripted player (bots live in the
+        host's)."""
+        return self.num_agents + len(self.scripted)
+
+    @property
+    def player_names(self) -> tuple[str, ...]:
+        """In-game names of the engines' players: ``player_0``... then the scripted players."""
+        agents = tuple(f"player_{i}" for i in range(self.num_agents))
+        return agents + tuple(s.name for s in self.scripted)
 
     @property
     def buttons(self) -> tuple[str, ...]:
@@ -186,6 +220,8 @@ class MatchConfig:
         num_agents: int | None = None,
         num_bots: int | None = None,
         bot_skill: int | Sequence[int] | None = None,
+        num_scripted: int | None = None,
+        scripted_skill: int | Sequence[int] | None = None,
         map: str | None = None,
         timelimit: float | None = None,
         rewards: RewardConfig | dict[str, float] | str | None = None,
@@ -197,10 +233,13 @@ class MatchConfig:
         Args:
             scenario: A match scenario or its name.
             num_agents: Learning agents; the scenario's default when None.
-            num_bots: Scripted bots; the scenario's default when None.
+            num_bots: Engine bots; the scenario's default when None.
             bot_skill: One level for all bots, or one level per bot; the map's strongest when
                 None. Levels are per map (:data:`~sf_envs.match.bots.BOT_LADDERS`): only those
                 measured to differ in strength exist.
+            num_scripted: Scripted players; the scenario's default when None.
+            scripted_skill: One level for all scripted players, or one per player
+                (:data:`~sf_envs.match.scripted.SCRIPTED_LEVELS`); the strongest when None.
             map: Map name; the scenario's default when None.
             timelimit: Minutes per match; the scenario's default when None.
             rewards: See :meth:`RewardConfig.create`.
@@ -218,25 +257,30 @@ class MatchConfig:
             errors.append(str(exc))
         agents = scenario.num_agents if num_agents is None else num_agents
         n_bots = scenario.num_bots if num_bots is None else num_bots
+        n_scripted = scenario.num_scripted if num_scripted is None else num_scripted
         for what, value, (low, high) in (
             ("num_agents", agents, scenario.agents_range),
             ("num_bots", n_bots, scenario.bots_range),
+            ("num_scripted", n_scripted, scenario.scripted_range),
         ):
             if not _is_int(value) or not low <= value <= high:
                 errors.append(
                     f"{scenario.name} takes {what} in [{low}, {high}], got {value!r}; "
                     "pick another scenario for other line-ups"
                 )
+        counts_valid = all(_is_int(v) for v in (agents, n_bots, n_scripted))
+        if counts_valid and agents + n_scripted == 0:
+            errors.append("a match needs an agent or a scripted player to host it; add one")
         if (
             match_map is not None
-            and _is_int(agents)
-            and _is_int(n_bots)
-            and agents + n_bots > match_map.max_players
+            and counts_valid
+            and agents + n_scripted + n_bots > match_map.max_players
         ):
             errors.append(
                 f"map {match_map.name} holds at most {match_map.max_players} players "
-                f"(more crash the engine), got {agents} agents + {n_bots} bots; lower "
-                f"num_bots to {max(match_map.max_players - agents, 0)} or choose a bigger "
+                f"(more crash the engine), got {agents} agents + {n_scripted} scripted + "
+                f"{n_bots} bots; lower num_bots to "
+                f"{max(match_map.max_players - agents - n_scripted, 0)} or choose a bigger "
                 "map such as cig_map01"
             )
         levels = (
@@ -245,6 +289,14 @@ class MatchConfig:
             else cls._bot_levels(
                 bot_skill, n_bots if _is_int(n_bots) else 0, match_map.name, errors
             )
+        )
+        scripted = _levels(
+            "scripted_skill",
+            scripted_skill,
+            n_scripted if _is_int(n_scripted) else 0,
+            SCRIPTED_LEVELS,
+            "scripted levels",
+            errors,
         )
         limit = scenario.timelimit if timelimit is None else timelimit
         if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
@@ -279,24 +331,39 @@ class MatchConfig:
             options=doom_options,
             rewards=reward_config,
             timeout=float(timeout),
+            scripted=tuple(scripted_specs(scripted)),
         )
 
     @staticmethod
     def _bot_levels(bot_skill: Any, n_bots: int, map_name: str, errors: list[str]) -> list[int]:
-        ladder = bot_ladder(map_name)
-        if bot_skill is None:
-            bot_skill = max(ladder)
-        levels = [bot_skill] * n_bots if _is_int(bot_skill) else bot_skill
-        if not isinstance(levels, Sequence) or isinstance(levels, str):
-            errors.append(f"bot_skill must be a level or a list of levels, got {bot_skill!r}")
-            return []
-        levels = list(levels)
-        if len(levels) != n_bots:
-            errors.append(f"bot_skill lists {len(levels)} levels for {n_bots} bots; give one each")
-        bad = [lv for lv in levels if not _is_int(lv) or lv not in ladder]
-        if bad or (_is_int(bot_skill) and bot_skill not in ladder):
-            errors.append(
-                f"bot skill levels on {map_name} are {min(ladder)}..{max(ladder)} (only levels "
-                f"measured to differ in strength; see sf_envs.match.bots), got {bot_skill!r}"
-            )
-        return levels if not bad and len(levels) == n_bots else []
+        return _levels(
+            "bot_skill",
+            bot_skill,
+            n_bots,
+            bot_ladder(map_name),
+            f"bot levels on {map_name}",
+            errors,
+        )
+
+
+def _levels(
+    option: str, skill: Any, count: int, ladder: dict[int, Any], what: str, errors: list[str]
+) -> list[int]:
+    """One level per player from ``skill`` (a level for all, or a list); the strongest when
+    None. Problems go to ``errors``."""
+    if skill is None:
+        skill = max(ladder)
+    levels = [skill] * count if _is_int(skill) else skill
+    if not isinstance(levels, Sequence) or isinstance(levels, str):
+        errors.append(f"{option} must be a level or a list of levels, got {skill!r}")
+        return []
+    levels = list(levels)
+    if len(levels) != count:
+        errors.append(f"{option} lists {len(levels)} levels for {count} players; give one each")
+    bad = [lv for lv in levels if not _is_int(lv) or lv not in ladder]
+    if bad or (_is_int(skill) and skill not in ladder):
+        errors.append(
+            f"{what} are {min(ladder)}..{max(ladder)} (only levels measured to differ in "
+            f"strength), got {skill!r}"
+        )
+    return levels if not bad and len(levels) == count else []

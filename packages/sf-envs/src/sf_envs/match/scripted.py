@@ -1,0 +1,363 @@
+"""Scripted players: rule-based opponents with skill knobs, playing a match as players.
+
+The engine's own bots are poor anchors for a rating: in one-on-one games they rarely seek their
+opponent, and their skill fields act differently per map (``VIZDOOM_FACTS.md``). A scripted
+player is a player of our own making. It sees only what is on its screen: the engine's labels
+list the visible players with their map positions, and the depth buffer shows where open space
+is; objects behind walls stay unknown to it. From that it turns toward the nearest visible enemy,
+fires when its aim is close enough, strafes, keeps its distance, retreats when hurt, and explores
+when nobody is in sight.
+
+Its strength comes from knobs that matter in a gunfight (:class:`ScriptedLevel`): how long it
+takes to react to an enemy coming into view, how far its aim is off, how fast it can turn, how
+close its aim must be before it fires, whether it dodges, and whether it retreats when hurt.
+The levels of :data:`SCRIPTED_LEVELS` were ordered by measurement
+(``benchmarks/bot_levels.py --reference scripted``), not assumed from the numbers.
+
+:class:`ScriptedBrain` is the decision alone (no engine), so it can be tested on made-up views;
+:class:`~sf_envs.match.player.ScriptedMatchPlayer` gives it an engine seat in a match.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "BUTTONS",
+    "SCRIPTED_LEVELS",
+    "Enemy",
+    "ScriptedBrain",
+    "ScriptedLevel",
+    "ScriptedSpec",
+    "View",
+    "scripted_specs",
+]
+
+#: What a scripted player presses: forward/back speed, strafe speed, turn (degrees per tic,
+#: positive turns right) and fire.
+BUTTONS = (
+    "MOVE_FORWARD_BACKWARD_DELTA",
+    "MOVE_LEFT_RIGHT_DELTA",
+    "TURN_LEFT_RIGHT_DELTA",
+    "ATTACK",
+)
+_SPEED = 50.0  # a delta move button's full running speed
+_ROCKET_SPEED = 20.0  # map units per tic: how far ahead a leading aim looks
+_SPLASH_DISTANCE = 160.0  # closer than this a rocket hurts its shooter too
+_STUCK_TICS = 24  # a player that moved less than _STUCK_UNITS in this long is blocked
+_STUCK_UNITS = 12.0
+_MEMORY_TICS = 70  # how long an enemy that went out of view is still chased
+_DODGE_TICS = 40  # rockets that pass within _DODGE_UNITS in this many tics are dodged
+_DODGE_UNITS = 160.0  # a rocket's blast reaches 128 units
+
+
+@dataclass(frozen=True)
+class ScriptedLevel:
+    """The skill knobs of one scripted level.
+
+    Attributes:
+        level: The level's number (higher is stronger, by measurement).
+        reaction_tics: Tics an enemy must be in view before the player reacts to it.
+        aim_noise: Standard deviation of the aim error, in degrees; a new error is drawn when
+            an enemy comes into view and every ``reaction_tics + 35`` tics after.
+        turn_speed: Most degrees turned per tic.
+        fire_cone: The player fires only when its aim is within this many degrees of where it
+            wants to aim.
+        lead: Fraction of the enemy's motion during a rocket's flight added to the aim point
+            (0: aims at where the enemy is).
+        strafe: Whether it strafes (changing side at random) while fighting.
+        dodge: Whether it steps aside from rockets on its screen that would pass close.
+        retreat_health: Below this health it backs away while fighting (0: never).
+    """
+
+    level: int
+    reaction_tics: int
+    aim_noise: float
+    turn_speed: float
+    fire_cone: float
+    lead: float = 0.0
+    strafe: bool = False
+    dodge: bool = False
+    retreat_health: float = 0.0
+
+
+#: The measured ladder (strongest last); see the module docstring.
+SCRIPTED_LEVELS: dict[int, ScriptedLevel] = {
+    lv.level: lv
+    for lv in (
+        ScriptedLevel(
+            1, reaction_tics=30, aim_noise=6.0, turn_speed=3.0, fire_cone=12.0, dodge=True
+        ),
+        ScriptedLevel(
+            2, reaction_tics=18, aim_noise=4.0, turn_speed=5.0, fire_cone=10.0, dodge=True
+        ),
+        ScriptedLevel(
+            3,
+            reaction_tics=10,
+            aim_noise=2.5,
+            turn_speed=8.0,
+            fire_cone=8.0,
+            lead=0.3,
+            dodge=True,
+        ),
+        ScriptedLevel(
+            4,
+            reaction_tics=5,
+            aim_noise=1.5,
+            turn_speed=12.0,
+            fire_cone=8.0,
+            lead=0.6,
+            strafe=True,
+            dodge=True,
+            retreat_health=30.0,
+        ),
+        ScriptedLevel(
+            5,
+            reaction_tics=0,
+            aim_noise=0.5,
+            turn_speed=20.0,
+            fire_cone=8.0,
+            lead=1.0,
+            strafe=True,
+            dodge=True,
+            retreat_health=40.0,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ScriptedSpec:
+    """One scripted player of a match: its in-game name (unique in the match) and level."""
+
+    name: str
+    level: int
+
+
+def scripted_specs(levels: Sequence[int]) -> list[ScriptedSpec]:
+    """Names one scripted player per entry of ``levels``: ``scripted1_L3`` is the first, at 3."""
+    return [ScriptedSpec(f"scripted{i + 1}_L{level}", level) for i, level in enumerate(levels)]
+
+
+@dataclass(frozen=True)
+class Enemy:
+    """A visible enemy or projectile: map position and velocity (map units, units per tic)."""
+
+    x: float
+    y: float
+    vx: float = 0.0
+    vy: float = 0.0
+
+
+@dataclass
+class View:
+    """What a scripted player knows after a step.
+
+    Attributes:
+        tic: The game tic.
+        x, y: Its map position.
+        angle: Its facing, degrees counterclockwise from east (the engine's ``ANGLE``).
+        health: Its health.
+        dead: Whether it is dead (waiting to respawn).
+        enemies: The enemies on its screen.
+        rockets: The rockets on its screen (its own too: those fly away from it).
+        depth: Per screen column (left to right), how far the open space goes at eye level.
+    """
+
+    tic: int
+    x: float
+    y: float
+    angle: float
+    health: float
+    dead: bool
+    enemies: Sequence[Enemy]
+    depth: np.ndarray
+    rockets: Sequence[Enemy] = ()
+
+
+def _wrap(degrees: float) -> float:
+    """``degrees`` in [-180, 180)."""
+    return (degrees + 180.0) % 360.0 - 180.0
+
+
+class ScriptedBrain:
+    """Chooses a scripted player's buttons, one decision per step.
+
+    Args:
+        level: The skill knobs.
+        frame_skip: Tics per step: a decision holds for that many tics.
+        seed: Seed of its random choices (aim errors, strafing, exploring).
+        turn: Whether it may turn. Maps restrict the agents' controls where a move is unsafe
+            or pointless (multi_duel: strafe and shoot, since stepping forward falls off the
+            ledge), and a scripted player keeps the same rules: without turning it aims by
+            strafing.
+        advance: Whether it may move forward and backward.
+    """
+
+    def __init__(
+        self,
+        level: ScriptedLevel,
+        frame_skip: int,
+        seed: int = 0,
+        *,
+        turn: bool = True,
+        advance: bool = True,
+    ) -> None:
+        self.level = level
+        self.frame_skip = frame_skip
+        self.can_turn = turn
+        self.can_advance = advance
+        self.rng = np.random.default_rng(seed)
+        self.reset()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forgets what it saw (a new match, or it died); ``seed`` reseeds its choices."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self._seen_since: int | None = None
+        self._last_seen: tuple[float, float, int] | None = None
+        self._aim_error = 0.0
+        self._aim_drawn_at = 0
+        self._strafe = 1.0
+        self._strafe_until = 0
+        self._trail: list[tuple[int, float, float]] = []
+        self._escape_turn = 0.0
+        self._escape_until = 0
+
+    def decide(self, view: View) -> list[float]:
+        """The buttons (in :data:`BUTTONS` order) to hold until the next decision."""
+        if view.dead:
+            self.reset()
+            return [0.0, 0.0, 0.0, 0.0]
+        target = self._target(view)
+        if target is not None:
+            return self._fight(view, target)
+        if not self.can_turn:
+            return [0.0, 0.0, 0.0, 0.0]  # nobody in view and nowhere to look: wait
+        if self._last_seen is not None and view.tic - self._last_seen[2] < _MEMORY_TICS:
+            x, y, _ = self._last_seen
+            return self._moves(_SPEED, 0.0, self._turn_toward(view, x, y), 0.0)
+        return self._explore(view)
+
+    def _moves(self, forward: float, strafe: float, turn: float, fire: float) -> list[float]:
+        """The buttons, without the moves the map does not allow."""
+        return [
+            forward if self.can_advance else 0.0,
+            strafe,
+            turn if self.can_turn else 0.0,
+            fire,
+        ]
+
+    def _target(self, view: View) -> Enemy | None:
+        """The nearest visible enemy once the reaction delay has passed, else None."""
+        if not view.enemies:
+            self._seen_since = None
+            return None
+        enemy = min(view.enemies, key=lambda e: math.hypot(e.x - view.x, e.y - view.y))
+        self._last_seen = (enemy.x, enemy.y, view.tic)
+        lv = self.level
+        if self._seen_since is None:
+            self._seen_since = view.tic
+            self._draw_aim_error(view.tic)
+        elif view.tic - self._aim_drawn_at >= lv.reaction_tics + 35:
+            self._draw_aim_error(view.tic)
+        if view.tic - self._seen_since < lv.reaction_tics:
+            return None
+        return enemy
+
+    def _draw_aim_error(self, tic: int) -> None:
+        self._aim_error = float(self.rng.normal(0.0, self.level.aim_noise))
+        self._aim_drawn_at = tic
+
+    def _fight(self, view: View, enemy: Enemy) -> list[float]:
+        lv = self.level
+        distance = math.hypot(enemy.x - view.x, enemy.y - view.y)
+        flight = lv.lead * distance / _ROCKET_SPEED
+        aim_x, aim_y = enemy.x + enemy.vx * flight, enemy.y + enemy.vy * flight
+        wanted = math.degrees(math.atan2(aim_y - view.y, aim_x - view.x)) + self._aim_error
+        error = _wrap(wanted - view.angle)  # positive: the aim point is to the left
+        turn = self._turn_toward(view, aim_x, aim_y, error=self._aim_error)
+        if not self.can_turn:
+            turn = 0.0
+        # Where the aim will be after this step's turn, against where the player wants it.
+        left_over = _wrap(error + turn * self.frame_skip)
+        fire = abs(left_over) <= lv.fire_cone
+        if lv.retreat_health and distance < _SPLASH_DISTANCE:
+            fire = False  # a strong player does not blow itself up
+        forward = 0.0
+        if lv.retreat_health and view.health < lv.retreat_health:
+            forward = -_SPEED
+        elif distance > 3 * _SPLASH_DISTANCE:
+            forward = _SPEED
+        elif distance < _SPLASH_DISTANCE:
+            forward = -_SPEED
+        strafe = 0.0
+        dodge = self._dodge(view) if lv.dodge else 0.0
+        if dodge:
+            strafe = dodge
+        elif not self.can_turn and not fire:
+            # Aiming by stepping sideways, at the speed its turning knob allows.
+            strafe = -math.copysign(_SPEED * min(lv.turn_speed / 20.0, 1.0), error)
+        elif lv.strafe:
+            if view.tic >= self._strafe_until:
+                self._strafe = float(self.rng.choice((-1.0, 1.0)))
+                self._strafe_until = view.tic + int(self.rng.integers(10, 40))
+            strafe = self._strafe * _SPEED
+        return self._moves(forward, strafe, turn, float(fire))
+
+    def _dodge(self, view: View) -> float:
+        """Strafe speed that steps away from the rocket about to pass closest, or 0."""
+        right = (math.sin(math.radians(view.angle)), -math.cos(math.radians(view.angle)))
+        closest, step = _DODGE_UNITS, 0.0
+        for r in view.rockets:
+            dx, dy = r.x - view.x, r.y - view.y
+            speed2 = r.vx * r.vx + r.vy * r.vy
+            if speed2 < 1.0:
+                continue
+            t = -(dx * r.vx + dy * r.vy) / speed2  # tics to its closest approach
+            if not 0.0 < t < _DODGE_TICS:
+                continue
+            cx, cy = dx + r.vx * t, dy + r.vy * t  # where it passes, relative to the player
+            miss = math.hypot(cx, cy)
+            if miss < closest:
+                closest = miss
+                side = -(cx * right[0] + cy * right[1])  # away from where it passes
+                step = math.copysign(_SPEED, side if side else self.rng.choice((-1.0, 1.0)))
+        return step
+
+    def _turn_toward(self, view: View, x: float, y: float, error: float = 0.0) -> float:
+        """Degrees per tic (positive: right) that bring the aim toward ``(x, y)`` this step."""
+        wanted = math.degrees(math.atan2(y - view.y, x - view.x)) + error
+        per_tic = _wrap(wanted - view.angle) / self.frame_skip
+        speed = self.level.turn_speed
+        return -min(max(per_tic, -speed), speed)
+
+    def _explore(self, view: View) -> list[float]:
+        """Runs toward open space; turns away when blocked."""
+        trail = self._trail
+        trail.append((view.tic, view.x, view.y))
+        while trail and view.tic - trail[0][0] > _STUCK_TICS:
+            trail.pop(0)
+        speed = self.level.turn_speed
+        if view.tic < self._escape_until:
+            return [-_SPEED / 2, 0.0, self._escape_turn, 0.0]
+        t0, x0, y0 = trail[0]
+        if (
+            view.tic - t0 >= _STUCK_TICS - self.frame_skip
+            and math.hypot(view.x - x0, view.y - y0) < _STUCK_UNITS
+        ):
+            self._escape_turn = float(self.rng.choice((-1.0, 1.0))) * speed
+            self._escape_until = view.tic + int(self.rng.integers(8, 24))
+            trail.clear()
+            return [-_SPEED / 2, 0.0, self._escape_turn, 0.0]
+        depth = view.depth
+        columns = len(depth)
+        # The deepest column steers; the screen spans 90 degrees, right is a positive turn.
+        deepest = int(np.argmax(depth + self.rng.uniform(0.0, 0.5, columns)))
+        offset = (deepest + 0.5) / columns - 0.5
+        turn = min(max(offset * 90.0 / self.frame_skip, -speed), speed)
+        return [_SPEED, 0.0, turn, 0.0]
