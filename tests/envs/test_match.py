@@ -35,6 +35,7 @@ LONGER = {**SMALL, "timelimit": 0.15}  # 79 steps: long enough for some frags
 LINEUPS = {
     "duel": LONGER,
     "duel_bots": {**SMALL, "bot_skill": 1},
+    "duel_scripted": {**LONGER, "scripted_skill": 3},
     "deathmatch_bots": {**LONGER, "num_bots": 2},
     "deathmatch": {**SMALL, "num_agents": 3, "num_bots": 1, "frame_skip": 3},
 }
@@ -94,13 +95,14 @@ def test_lock_step_keeps_every_player_on_the_same_tic(shared) -> None:
     assert seen == list(range(start + 3, start + 3 * len(seen) + 1, 3))
 
 
-@pytest.mark.parametrize("scenario", ["duel", "deathmatch_bots"])
+@pytest.mark.parametrize("scenario", ["duel", "deathmatch_bots", "duel_scripted"])
 def test_stats_and_result_agree_with_the_engine_scoreboard(scenario: str, shared) -> None:
     env = shared(scenario)
     infos, totals = play_out(env)
     core = env.core
     result = infos["player_0"]["match"]
-    assert set(result["frags"]) == set(env.possible_agents) | {b.name for b in core.config.bots}
+    others = {b.name for b in core.config.bots} | {s.name for s in core.config.scripted}
+    assert set(result["frags"]) == set(env.possible_agents) | others
     # The engine's scoreboard, read directly now, scored from the match-start baseline.
     state = core.players[0].game.get_server_state()
     server = dict(zip(state.players_names, state.players_frags, strict=True))
@@ -491,7 +493,7 @@ def test_a_match_never_closed_leaves_no_engine_after_its_process_exits() -> None
         ({"map": "e1m1"}, "unknown map"),
         ({"num_bots": 8}, r"num_bots in \[1, 7\]"),
         ({"bot_skill": 3}, r"levels on cig_map02 are 1\.\.2"),
-        ({"bot_skill": [1, 2]}, "2 levels for 7 bots"),
+        ({"bot_skill": [1, 2]}, "2 levels for 7 players"),
         ({"timelimit": 0}, "timelimit must be a positive"),
         ({"rewards": {"kills": 1.0}}, "unknown reward terms"),
         ({"obs_size": (640, 480)}, "larger than the render"),
@@ -506,7 +508,7 @@ def test_bad_settings_fail_before_any_engine_starts(kwargs, message) -> None:
 def test_all_setting_errors_are_reported_at_once() -> None:
     with pytest.raises(ValueError) as err:
         MatchConfig.create("duel", num_agents=3, bot_skill=0, timelimit=-1)
-    for part in ("num_agents", "bot skill", "timelimit"):
+    for part in ("num_agents", "bot levels", "timelimit"):
         assert part in str(err.value)
 
 

@@ -85,3 +85,28 @@ def test_a_match_that_raised_is_closed_and_forgotten(monkeypatch) -> None:
     with pytest.raises(MatchError, match="crashed"):
         play_game(job("g0"), cache=cache)
     assert not cache._open
+
+
+@pytest.mark.parametrize("opponent", ["scripted", "bot"])
+def test_games_without_agents_are_played_by_the_scripted_players(opponent: str) -> None:
+    kwargs: dict[str, Any] = {"map": "multi_duel", "num_agents": 0, "timelimit": 0.25}
+    if opponent == "bot":
+        kwargs |= {"num_scripted": 1, "scripted_skill": [3], "num_bots": 1, "bot_skill": [1]}
+        names = {"bots": ("bot:1",), "scripted": ("scripted:3",)}
+    else:
+        kwargs |= {"num_scripted": 2, "scripted_skill": [3, 1], "num_bots": 0}
+        names = {"bots": (), "scripted": ("scripted:3", "scripted:1")}
+    game = GameJob(
+        key="s0",
+        scenario="duel_scripted",
+        match_kwargs=kwargs,
+        agents=(),
+        seed=3,
+        settings={},
+        **names,
+    )
+    record = play_game(game)
+    assert [s.player for s in record.seats] == [*names["scripted"], *names["bots"]]
+    assert record.steps == 0  # no agent stepped
+    scripted_seats = record.seats[: len(names["scripted"])]
+    assert all(s.deaths is not None and s.deaths >= 0 for s in scripted_seats)

@@ -85,3 +85,31 @@ def test_a_named_baseline_plays_as_its_baseline() -> None:
     (job,) = plan_games(TournamentConfig(games=1), players("me=random", "noop"))
     assert {seat.player: seat.kind for seat in job.agents} == {"me": "random", "noop": "noop"}
     assert parse_player("me=random", "multi_duel").record().spec == "random"
+
+
+def test_scripted_players_get_seats_of_their_own_and_alternate_hosting() -> None:
+    field = players("random", "s1=scripted:1", "s3=scripted:3", "bot:1")
+    jobs = plan_games(TournamentConfig(games=2, timelimit=0.5), field)
+    pairs = {tuple(sorted([*(s.player for s in j.agents), *j.scripted, *j.bots])) for j in jobs}
+    assert len(pairs) == 6
+    scripted = [j for j in jobs if j.scripted]
+    assert {j.scenario for j in scripted} == {"duel_scripted"}
+    both = [j for j in scripted if len(j.scripted) == 2]
+    assert [j.scripted for j in both] == [("s1", "s3"), ("s3", "s1")]
+    assert [j.match_kwargs["scripted_skill"] for j in both] == [[1, 3], [3, 1]]
+    assert all(j.match_kwargs["num_agents"] == 0 for j in both)
+    against_bot = next(j for j in scripted if j.bots)
+    assert against_bot.agents == () and against_bot.match_kwargs["bot_skill"] == [1]
+    assert all("scripted_skill" not in j.settings for j in jobs)  # who plays: the pairing
+
+
+def test_scripted_levels_are_per_map_and_play_duels_only() -> None:
+    with pytest.raises(PlayerError, match="multi_duel has scripted levels 1, 3"):
+        parse_player("scripted:5", "multi_duel")
+    (top,) = players("scripted:5", map_name="cig_map02")
+    assert top.kind == "scripted" and not top.is_agent and top.record().spec == "5"
+    with pytest.raises(TournamentError, match="scripted players play duels only"):
+        plan_games(
+            TournamentConfig(scenario="deathmatch_bots", map="cig_map02"),
+            players("random", "scripted:2", map_name="cig_map02"),
+        )

@@ -55,8 +55,9 @@ def register_envs() -> None:
             "sf_envs.match_single:"
             + ("SingleAgentMatchEnv" if m.num_agents == 1 else "refuse_single_env"),
             "sf_envs.match_single:make_match_vec",
-            # Networked games are not reproducible under a seed (see MatchCore.reset).
-            m.num_agents > 1,
+            # Networked games (several agents, or scripted players: one engine each) are not
+            # reproducible under a seed (see MatchCore.reset).
+            m.num_agents + m.num_scripted > 1,
         )
         for m in _matches()
     ]

@@ -21,7 +21,7 @@ from pathlib import Path
 from gymnasium import spaces
 
 from sf_envs.match import bot_ladder
-from sf_envs.match.scripted import SCRIPTED_LEVELS
+from sf_envs.match.scripted import SCRIPTED_LEVELS, scripted_ladder
 from sf_league.store import PlayerRecord
 
 __all__ = [
@@ -108,10 +108,13 @@ def parse_player(text: str, map_name: str) -> Player:
         return Player(name or spec, "bot", level=level, fingerprint=f"{map_name}:{level}:{params}")
     if m := _SCRIPTED.fullmatch(spec):
         level = int(m[1])
-        if level not in SCRIPTED_LEVELS:
+        offered = scripted_ladder(map_name)
+        if level not in offered:
             raise PlayerError(
-                f"{spec}: scripted levels are {', '.join(map(str, sorted(SCRIPTED_LEVELS)))}; "
-                f"use scripted:{max(SCRIPTED_LEVELS)} for the strongest"
+                f"{spec}: map {map_name} has scripted levels "
+                f"{', '.join(map(str, sorted(offered)))} (only levels measured to be ordered "
+                f"there; see sf_envs.match.scripted); use scripted:{max(offered)} for the "
+                "strongest"
             )
         # As for bots: retuned knobs make a different player.
         params = hashlib.sha256(repr(SCRIPTED_LEVELS[level]).encode()).hexdigest()[:8]

@@ -284,11 +284,12 @@ class MatchCore:
     def reset(self, seed: int | None, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
         """Starts a new match: every player restarts the map, the host adds the bots.
 
-        A match of one agent is reproducible from a seeded reset: ``seed`` starts a fresh engine
-        (ViZDoom keeps its random state across multiplayer map restarts, so a running engine
-        cannot be reseeded), and ``seed=None`` continues that engine's random state, so the
-        matches after a seeded reset replay exactly. Networked matches (several agents) only
-        pass the seed to ``new_episode``, and reproducibility is not promised for them.
+        A match of one engine (one agent and bots) is reproducible from a seeded reset: ``seed``
+        starts a fresh engine (ViZDoom keeps its random state across multiplayer map restarts,
+        so a running engine cannot be reseeded), and ``seed=None`` continues that engine's
+        random state, so the matches after a seeded reset replay exactly. Networked matches
+        (several agents, or scripted players) only pass the seed to ``new_episode`` and the
+        scripted players, and reproducibility is not promised for them.
         """
         ls = self._live()
         players = self.players

@@ -11,7 +11,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from sf_envs.env import observation_space
-from sf_envs.errors import ClosedEnvError
+from sf_envs.errors import ClosedEnvError, OptionError
 from sf_envs.match.core import ENGINE_LOG, MatchCore
 from sf_envs.match.scenarios import MatchConfig
 
@@ -51,6 +51,12 @@ class MatchEnv(ParallelEnv):
     ) -> None:
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if config.num_agents == 0:
+            raise OptionError(
+                f"this {config.scenario.name} match has no learning agent, so nothing to step "
+                "from outside; play it with sf_envs.match.MatchCore (scripted players act on "
+                "their own), or add an agent with num_agents=1"
+            )
         self.config = config
         self.render_mode = render_mode
         n = config.num_agents

@@ -17,7 +17,7 @@ from sf_envs.errors import OptionError
 from sf_envs.match.bots import BotSpec, bot_ladder, bot_specs
 from sf_envs.match.maps import MatchMap, get_map
 from sf_envs.match.rewards import RewardConfig
-from sf_envs.match.scripted import SCRIPTED_LEVELS, ScriptedSpec, scripted_specs
+from sf_envs.match.scripted import ScriptedSpec, scripted_ladder, scripted_specs
 from sf_envs.options import DoomOptions
 
 __all__ = [
@@ -238,8 +238,8 @@ class MatchConfig:
                 None. Levels are per map (:data:`~sf_envs.match.bots.BOT_LADDERS`): only those
                 measured to differ in strength exist.
             num_scripted: Scripted players; the scenario's default when None.
-            scripted_skill: One level for all scripted players, or one per player
-                (:data:`~sf_envs.match.scripted.SCRIPTED_LEVELS`); the strongest when None.
+            scripted_skill: One level for all scripted players, or one per player, from the
+                map's :func:`~sf_envs.match.scripted.scripted_ladder`; the strongest when None.
             map: Map name; the scenario's default when None.
             timelimit: Minutes per match; the scenario's default when None.
             rewards: See :meth:`RewardConfig.create`.
@@ -290,13 +290,17 @@ class MatchConfig:
                 bot_skill, n_bots if _is_int(n_bots) else 0, match_map.name, errors
             )
         )
-        scripted = _levels(
-            "scripted_skill",
-            scripted_skill,
-            n_scripted if _is_int(n_scripted) else 0,
-            SCRIPTED_LEVELS,
-            "scripted levels",
-            errors,
+        scripted = (
+            []
+            if match_map is None
+            else _levels(
+                "scripted_skill",
+                scripted_skill,
+                n_scripted if _is_int(n_scripted) else 0,
+                scripted_ladder(match_map.name),
+                f"scripted levels on {match_map.name}",
+                errors,
+            )
         )
         limit = scenario.timelimit if timelimit is None else timelimit
         if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:

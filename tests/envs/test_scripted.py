@@ -1,0 +1,175 @@
+"""Scripted players: their decisions on made-up views, and real games in which they play."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import sf_envs
+from sf_envs.match import MatchConfig, MatchCore
+from sf_envs.match.scripted import (
+    SCRIPTED_LEVELS,
+    Enemy,
+    ScriptedBrain,
+    ScriptedLevel,
+    View,
+    scripted_ladder,
+)
+
+FLAT = np.ones(32)  # depth: open space everywhere
+STEADY = ScriptedLevel(9, reaction_tics=8, aim_noise=0.0, turn_speed=10.0, fire_cone=3.0)
+
+
+def view(tic: int, *, enemies=(), rockets=(), angle: float = 0.0, x: float = 0.0, **kw) -> View:
+    return View(
+        tic=tic,
+        x=x,
+        y=kw.pop("y", 0.0),
+        angle=angle,
+        health=kw.pop("health", 100.0),
+        dead=kw.pop("dead", False),
+        enemies=list(enemies),
+        depth=kw.pop("depth", FLAT),
+        rockets=list(rockets),
+    )
+
+
+def test_it_reacts_after_its_delay_turns_at_its_speed_and_fires_only_on_target() -> None:
+    brain = ScriptedBrain(STEADY, frame_skip=4)
+    left = Enemy(400.0, 400.0)  # 45 degrees to the left of a player facing east
+    first = brain.decide(view(0, enemies=[left]))
+    assert first[2] <= 0 and first[3] == 0.0  # seen, not reacted to: no shot
+    forward, _, turn, fire = brain.decide(view(8, enemies=[left]))
+    assert turn == -STEADY.turn_speed and fire == 0.0  # turns left at full speed, off target
+    assert forward > 0  # far away: closes in
+    # Aim within the fire cone after this step's turn: it fires.
+    _, _, turn, fire = brain.decide(view(12, enemies=[left], angle=44.0))
+    assert turn == pytest.approx(-0.25) and fire == 1.0
+
+
+def test_without_turning_it_aims_by_strafing_toward_the_enemy() -> None:
+    brain = ScriptedBrain(STEADY, frame_skip=4, turn=False, advance=False)
+    left = Enemy(800.0, 200.0)
+    brain.decide(view(0, enemies=[left]))
+    forward, strafe, turn, fire = brain.decide(view(8, enemies=[left]))
+    assert (forward, turn, fire) == (0.0, 0.0, 0.0) and strafe < 0  # steps left
+    ahead = Enemy(800.0, 0.0)
+    assert brain.decide(view(12, enemies=[ahead]))[3] == 1.0
+    assert brain.decide(view(16)) == [0.0, 0.0, 0.0, 0.0]  # nobody in view: waits
+
+
+def test_a_dodging_player_steps_away_from_an_incoming_rocket_not_from_its_own() -> None:
+    level = ScriptedLevel(9, reaction_tics=0, aim_noise=0.0, turn_speed=10.0, fire_cone=3.0,
+                          dodge=True)  # fmt: skip
+    brain = ScriptedBrain(level, frame_skip=4)
+    enemy = Enemy(800.0, 0.0)
+    # A rocket from the enemy passing 40 units to the player's left (north, facing east).
+    incoming = Enemy(400.0, 40.0, vx=-20.0)
+    assert brain.decide(view(0, enemies=[enemy], rockets=[incoming]))[1] > 0  # steps right
+    passing_right = Enemy(400.0, -40.0, vx=-20.0)
+    assert brain.decide(view(4, enemies=[enemy], rockets=[passing_right]))[1] < 0
+    own = Enemy(40.0, 0.0, vx=20.0)  # flies away from the player
+    calm = ScriptedBrain(level, frame_skip=4)
+    assert calm.decide(view(0, enemies=[enemy], rockets=[own]))[1] == 0.0
+
+
+def test_exploring_runs_toward_open_space_and_backs_out_when_blocked() -> None:
+    brain = ScriptedBrain(STEADY, frame_skip=4, seed=1)
+    open_right = np.zeros(32)
+    open_right[28:] = 10.0
+    forward, _, turn, _ = brain.decide(view(0, depth=open_right))
+    assert forward > 0 and turn > 0  # runs, turning right toward the open side
+    decisions = [brain.decide(view(t, depth=open_right)) for t in range(4, 40, 4)]
+    assert any(d[0] < 0 and abs(d[2]) == STEADY.turn_speed for d in decisions)  # stuck: escapes
+
+
+def test_decisions_replay_under_a_seed_and_a_dead_player_presses_nothing() -> None:
+    noisy = SCRIPTED_LEVELS[1]
+    enemy = Enemy(300.0, 120.0, vx=3.0)
+
+    def play(seed: int) -> list[list[float]]:
+        brain = ScriptedBrain(noisy, frame_skip=4)
+        brain.reset(seed)
+        return [brain.decide(view(t, enemies=[enemy])) for t in range(0, 400, 4)]
+
+    assert play(3) == play(3) and play(3) != play(4)
+    assert ScriptedBrain(noisy, 4).decide(view(0, dead=True)) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_stronger_levels_turn_react_and_aim_better() -> None:
+    levels = [SCRIPTED_LEVELS[k] for k in sorted(SCRIPTED_LEVELS)]
+    for weaker, stronger in itertools.pairwise(levels):
+        assert stronger.reaction_tics < weaker.reaction_tics
+        assert stronger.aim_noise < weaker.aim_noise
+        assert stronger.turn_speed > weaker.turn_speed
+
+
+def scripted_game(levels: list[int], seed: int, minutes: float = 0.5) -> dict[str, float]:
+    """A game of scripted players only (no agent); frags by in-game name."""
+    config = MatchConfig.create(
+        "duel_scripted",
+        num_agents=0,
+        num_scripted=len(levels),
+        scripted_skill=levels,
+        timelimit=minutes,
+    )
+    screens = np.zeros((0, *config.options.obs_shape), dtype=np.uint8)
+    with MatchCore(config) as core:
+        core.reset(seed, screens, None)
+        while not core.finished:
+            core.step(np.zeros(0, dtype=np.int64), screens, None)
+        return core.result()["frags"]
+
+
+def test_the_strongest_level_outscores_the_weakest_on_fixed_seeds() -> None:
+    top = max(scripted_ladder("multi_duel"))
+    margin = 0.0
+    for seed in range(4):
+        # Alternate who hosts, so the order of the players is not what is measured.
+        levels = [top, 1] if seed % 2 == 0 else [1, top]
+        frags = scripted_game(levels, seed, minutes=1.0)
+        by_level = {int(name.rsplit("_L", 1)[1]): f for name, f in frags.items()}
+        margin += by_level[top] - by_level[1]
+    assert margin > 0, f"level {top} did not outscore level 1 over 4 games: {margin:+}"
+
+
+def test_a_scripted_player_beats_a_still_agent_in_the_gymnasium_id() -> None:
+    import gymnasium as gym
+
+    env = gym.make("sf/DoomDuelScripted-v0", timelimit=0.5, obs_size=(40, 30))
+    try:
+        env.reset(seed=0)
+        noop = 0
+        while True:
+            _, _, terminated, truncated, info = env.step(noop)
+            if terminated or truncated:
+                break
+        frags = info["match"]["frags"]
+        top = max(scripted_ladder("multi_duel"))  # the default level: the map's strongest
+        assert frags[f"scripted1_L{top}"] > frags["player_0"], frags
+    finally:
+        env.close()
+
+
+def test_scripted_settings_are_checked_before_any_engine_starts() -> None:
+    with pytest.raises(ValueError, match=r"scripted levels on multi_duel are 1\.\.3"):
+        MatchConfig.create("duel_scripted", scripted_skill=5)
+    with pytest.raises(ValueError, match=r"num_scripted in \[1, 2\]"):
+        MatchConfig.create("duel_scripted", num_scripted=3)
+    with pytest.raises(ValueError, match="needs an agent or a scripted player"):
+        MatchConfig.create("duel_bots", num_agents=0)
+    with pytest.raises(ValueError, match="no learning agent"):
+        sf_envs.make_match("duel_scripted", num_agents=0, num_scripted=2)
+
+
+def test_aim_geometry_matches_the_engine_angles() -> None:
+    # The engine's ANGLE grows counterclockwise from east; a positive turn button turns right.
+    brain = ScriptedBrain(STEADY, frame_skip=1)
+    north = Enemy(0.0, 500.0)
+    brain.decide(view(0, enemies=[north], angle=90.0 + 5.0))
+    _, _, turn, _ = brain.decide(view(8, enemies=[north], angle=95.0))
+    assert turn == pytest.approx(5.0)  # 5 degrees left of the target: turn right by 5
+    assert math.isclose(brain.decide(view(9, enemies=[north], angle=90.0))[2], 0.0, abs_tol=1e-9)
