@@ -87,7 +87,13 @@ def _watch_parent(parent: int, scratch: str) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
     kill_processes(find_processes(parent=os.getpid()))
-    shutil.rmtree(scratch, ignore_errors=True)
+    # The main thread may still be closing a match (its folders change under rmtree): retry
+    # until the folder is gone, since os._exit ends that thread's own clean-up too.
+    for _ in range(40):
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not os.path.exists(scratch):
+            break
+        time.sleep(0.05)
     os._exit(1)
 
 
