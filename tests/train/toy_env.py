@@ -51,6 +51,9 @@ class ToyVecEnv:
             (the episode's progress) besides the ``"screen"``.
         shuffle: Return ready envs in random order, as envs of uneven speed would be.
         seed: Seed of the env's own random generator.
+        variables: Report one game variable, ``"episode_return"``, in
+            ``info["final_info"]["variables"]``: a view of one buffer that every ``recv``
+            rewrites, as the sf-envs engine's (``copy=False``) is.
 
     Example:
         >>> venv = ToyVecEnv(num_envs=4, batch_size=2)
@@ -72,6 +75,7 @@ class ToyVecEnv:
         seed: int | None = None,
         time_limit: bool = False,
         episode_lengths: Sequence[int] = (),
+        variables: bool = False,
     ) -> None:
         if any(length < 1 for length in episode_lengths):
             raise OptionError(f"episode_lengths={episode_lengths}: every length must be >= 1")
@@ -105,6 +109,8 @@ class ToyVecEnv:
         self._ended = np.zeros(num_envs, dtype=bool)  # the episode ended on the last step
         self._episode_r = np.zeros(num_envs, dtype=np.float32)
         self._episode_l = np.zeros(num_envs, dtype=np.int32)
+        self.variable_names: tuple[str, ...] = ("episode_return",) if variables else ()
+        self._final_variables = np.zeros((self.batch_size, len(self.variable_names)))
         self._closed = False
 
     def _new_target(self, env_ids: np.ndarray) -> None:
@@ -161,6 +167,9 @@ class ToyVecEnv:
             "_episode_summary": episode_mask,
             "episode_summary": {"r": self._episode_r[ids].copy(), "l": self._episode_l[ids].copy()},
         }
+        if self.variable_names:
+            self._final_variables[:, 0] = np.where(episode_mask, self._episode_r[ids], 0.0)
+            info["final_info"] = {"variables": self._final_variables}
         if self.time_limit:
             final = self._screens(self._final_col[ids]) * episode_mask[:, None, None, None]
             info["final_obs"] = self._observation(final, np.full(len(ids), self.episode_length))

@@ -180,7 +180,8 @@ def evaluate_policy(
                     cut.append(bool(truncated[row]) and not bool(terminated[row]))
                     final = info.get("final_info", {}).get("variables")
                     if final is not None and names:
-                        variables.append(np.asarray(final[row], dtype=np.float64))
+                        # A copy: the row is a view of a buffer the next episode end overwrites.
+                        variables.append(np.array(final[row], dtype=np.float64))
             runner.reset(ids[np.logical_or(terminated, truncated)])
             venv.send(runner.act(obs, ids).cpu().numpy(), ids)
     finally:
