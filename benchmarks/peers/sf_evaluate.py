@@ -10,8 +10,12 @@ ends. Unlike ``enjoy``, the env runs with the training frame skip (``env_framesk
 ``eval_env_frameskip=1`` with the action repeated, which plays the same game tics.
 
 Sample Factory's Doom envs multiply the engine's reward by their spec's ``reward_scaling``
-(0.01 for doom_basic), so each return is divided by it to give ViZDoom's raw units; the output
-says so. Run it with ``python -P`` so that ``sample_factory.py`` beside it cannot shadow the
+(0.01 for doom_basic) and some add a shaped reward (doom_battle: ammo, health, weapon, damage),
+so the returns reported are the engine's own, ``DoomGame.get_total_reward()`` at each episode's
+end, in ViZDoom's raw units (on doom_basic exactly Sample Factory's return / 0.01); Sample
+Factory's returns are kept beside them. Each episode's kills are the engine's ``KILLCOUNT`` at
+its end, read from the game whether or not its config lists that variable (doom_battle's
+does not). Run it with ``python -P`` so that ``sample_factory.py`` beside it cannot shadow the
 ``sample_factory`` package::
 
     python -P sf_evaluate.py --experiment-dir DIR --checkpoints A.pth B.pth --episodes 100 \\
@@ -35,12 +39,14 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 @dataclass
 class CheckpointResult:
-    """Every episode of one checkpoint's evaluation, returns in ViZDoom's raw units."""
+    """Every episode of one checkpoint's evaluation: returns in ViZDoom's raw units, lengths in
+    agent steps, kills as the engine counts them, and the returns Sample Factory trains on."""
 
     checkpoint: str
     env_steps: int
     returns: list[float]
     lengths: list[int]
+    kills: list[float]
     returns_sf_units: list[float]
     reward_conversion: str
     seconds: float
@@ -67,6 +73,17 @@ def _make_envs(cfg: Any, count: int) -> list[Any]:
     ]
 
 
+def _stack(obs: list[Any]) -> dict[str, Any]:
+    """The envs' observations as the model's batch: a dict of tensors, ``obs`` for an image
+    and, where the spec adds them (doom_battle), ``measurements``."""
+    import numpy as np
+    import torch
+
+    if isinstance(obs[0], dict):
+        return {k: torch.from_numpy(np.stack([o[k] for o in obs])) for k in obs[0]}
+    return {"obs": torch.from_numpy(np.stack(obs))}
+
+
 def _to_env_action(action: Any) -> Any:
     """One row of the policy's actions as the env takes it: an int, or a tuple of ints."""
     values = action.reshape(-1).tolist()
@@ -83,18 +100,19 @@ def evaluate_checkpoint(
     from sample_factory.algo.utils.rl_utils import prepare_and_normalize_obs
     from sample_factory.model.actor_critic import create_actor_critic
     from sample_factory.model.model_utils import get_rnn_size
-    from sf_examples.vizdoom.doom.doom_utils import doom_env_by_name
+    from vizdoom import GameVariable
 
     start = time.perf_counter()
     n = len(envs)
     quota = episodes // n
-    obs_space = gym.spaces.Dict({"obs": envs[0].observation_space})
+    obs_space = envs[0].observation_space
+    if not isinstance(obs_space, gym.spaces.Dict):
+        obs_space = gym.spaces.Dict({"obs": obs_space})
     model = create_actor_critic(cfg, obs_space, envs[0].action_space)
     model.model_to_device(torch.device("cpu"))
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     model.load_state_dict(state["model"])
     model.eval()
-    scaling = float(doom_env_by_name(cfg.env).reward_scaling)
 
     torch.manual_seed(seed)
     obs = [env.reset(seed=seed + i)[0] for i, env in enumerate(envs)]
@@ -104,10 +122,11 @@ def evaluate_checkpoint(
     done = [0] * n
     returns: list[float] = []
     lengths: list[int] = []
+    kills: list[float] = []
+    returns_sf: list[float] = []
     with torch.no_grad():
         while min(done) < quota:
-            batch = {"obs": torch.from_numpy(np.stack(obs))}
-            out = model(prepare_and_normalize_obs(model, batch), rnn_states)
+            out = model(prepare_and_normalize_obs(model, _stack(obs)), rnn_states)
             rnn_states = out["new_rnn_states"]
             actions = out["actions"].cpu().numpy()
             for i, env in enumerate(envs):
@@ -116,8 +135,13 @@ def evaluate_checkpoint(
                 steps[i] += 1
                 if terminated or truncated:
                     if done[i] < quota:
+                        # The game is created on the first reset; its tallies outlive the
+                        # episode's end until the next reset.
+                        game = env.unwrapped.game
                         done[i] += 1
-                        returns.append(float(running[i]))
+                        returns.append(float(game.get_total_reward()))
+                        kills.append(float(game.get_game_variable(GameVariable.KILLCOUNT)))
+                        returns_sf.append(float(running[i]))
                         lengths.append(int(steps[i]))
                     running[i], steps[i] = 0.0, 0
                     rnn_states[i] = 0.0
@@ -125,10 +149,12 @@ def evaluate_checkpoint(
     return CheckpointResult(
         checkpoint=str(checkpoint),
         env_steps=int(state["env_steps"]),
-        returns=[round(r / scaling, 6) for r in returns],  # 6 places drop the float noise
+        returns=returns,
         lengths=lengths,
-        returns_sf_units=returns,
-        reward_conversion=f"raw = Sample Factory return / DoomSpec.reward_scaling ({scaling:g})",
+        kills=kills,
+        returns_sf_units=returns_sf,
+        reward_conversion="raw = DoomGame.get_total_reward() at the episode's end (Sample "
+        "Factory's returns, scaled and shaped, in returns_sf_units)",
         seconds=time.perf_counter() - start,
     )
 
@@ -155,7 +181,12 @@ def main() -> None:
         for path in args.checkpoints:
             result = evaluate_checkpoint(cfg, envs, path, args.episodes, args.seed)
             mean = sum(result.returns) / len(result.returns)
-            print(f"    {path.name}: mean return {mean:.1f} ({result.seconds:.0f} s)", flush=True)
+            kills = sum(result.kills) / len(result.kills)
+            print(
+                f"    {path.name}: mean return {mean:.1f}, kills {kills:.2f} "
+                f"({result.seconds:.0f} s)",
+                flush=True,
+            )
             results.append(asdict(result))
     finally:
         for env in envs:
