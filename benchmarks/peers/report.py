@@ -1,5 +1,9 @@
 """The results of the peer comparison: evaluated checkpoints, a line per contender, the
-markdown table with its ratios, and the plot of return against wall time and frames."""
+markdown table with its ratios, and the plot of the score against wall time and frames.
+
+A scenario is scored by one per-episode metric (:data:`METRICS`): its return in ViZDoom's
+units, or, where the contenders train on differently shaped rewards (battle), the kills the
+engine counted (``KILLCOUNT`` at the episode's end)."""
 
 from __future__ import annotations
 
@@ -10,19 +14,28 @@ from pathlib import Path
 
 from supervise import Supervision
 
-__all__ = ["Point", "Summary", "plot", "summarize", "table"]
+__all__ = ["METRICS", "Point", "Summary", "plot", "summarize", "table"]
+
+#: Metric -> how the table and the plot name its per-episode value.
+METRICS: dict[str, str] = {"return": "return", "kills": "kills/episode"}
 
 
 @dataclass
 class Point:
-    """One checkpoint: when it was written, after how many frames, and how it plays."""
+    """One checkpoint: when it was written, after how many frames, and how it plays (per
+    episode: the return in ViZDoom's units, the length in agent steps, the engine's kill count)."""
 
     path: str
     time_s: float
     frames: int
     returns: list[float] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
+    kills: list[float] = field(default_factory=list)
     timeouts: float = 0.0
+
+    def scores(self, metric: str) -> list[float]:
+        """The per-episode values of ``metric`` (a key of :data:`METRICS`)."""
+        return self.kills if metric == "kills" else self.returns
 
     @property
     def mean(self) -> float:
@@ -32,13 +45,19 @@ class Point:
     def median(self) -> float:
         return statistics.median(self.returns)
 
+    @property
+    def kills_mean(self) -> float:
+        return statistics.fmean(self.kills)
+
 
 @dataclass
 class Summary:
-    """One contender's line of the table."""
+    """One contender's line of the table; ``best_*``, ``final_*`` and ``target_*`` are of the
+    scenario's ``metric``."""
 
     key: str
     label: str
+    metric: str
     fps_window: float | None
     fps_overall: float | None
     peak_rss_mib: float
@@ -54,30 +73,42 @@ class Summary:
 
 
 def summarize(
-    key: str, label: str, run: Supervision, points: list[Point], target: float | None
+    key: str,
+    label: str,
+    run: Supervision,
+    points: list[Point],
+    target: float | None,
+    metric: str = "return",
 ) -> Summary:
     """One contender's line: frames/s from its checkpoints' frames and times, memory from its
-    supervision, returns from its evaluated checkpoints."""
+    supervision, the mean and median of ``metric`` from its evaluated checkpoints."""
+    if metric not in METRICS:
+        raise ValueError(f"metric {metric!r}: use one of {', '.join(METRICS)}")
+
+    def mean(p: Point) -> float:
+        return statistics.fmean(p.scores(metric))
+
     rates = [
         (b.frames - a.frames) / (b.time_s - a.time_s)
         for a, b in itertools.pairwise(points)
         if b.time_s > a.time_s
     ][1:]  # the first interval still holds the trainer's start-up
     last = points[-1] if points else None
-    best = max(points, key=lambda p: p.mean) if points else None
-    reached = next((p for p in points if target is not None and p.mean >= target), None)
+    best = max(points, key=mean) if points else None
+    reached = next((p for p in points if target is not None and mean(p) >= target), None)
     return Summary(
         key=key,
         label=label,
+        metric=metric,
         fps_window=statistics.median(rates) if rates else None,
         fps_overall=last.frames / last.time_s if last else None,
         peak_rss_mib=run.peak_rss_mib,
         peak_pss_mib=run.peak_pss_mib,
         final_frames=last.frames if last else 0,
-        best_mean=best.mean if best else None,
+        best_mean=mean(best) if best else None,
         best_time_s=best.time_s if best else None,
-        final_mean=last.mean if last else None,
-        final_median=last.median if last else None,
+        final_mean=mean(last) if last else None,
+        final_median=statistics.median(last.scores(metric)) if last else None,
         final_timeouts=last.timeouts if last else None,
         target_time_s=reached.time_s if reached else None,
         target_frames=reached.frames if reached else None,
@@ -96,20 +127,22 @@ def table(scenario: str, summaries: list[Summary], target: float | None) -> str:
     """The scenario's markdown table and the ratios of the others to contender (a)."""
     reach = "not reached" if target is not None else "n/a"
     goal = f"{target:g}" if target is not None else "-"
+    name = METRICS[summaries[0].metric] if summaries else METRICS["return"]
     lines = [
         f"### {scenario}",
         "",
         f"| contender | env frames/s (median window / overall) | peak RSS / PSS MiB | final frames "
-        f"| best eval mean (at s) | final eval mean / median / time-outs "
+        f"| best eval mean {name} (at s) | final eval {name} mean / median / time-outs "
         f"| time to {goal} | frames to {goal} |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for s in summaries:
+        score = ".2f" if s.metric == "kills" else ".1f"  # kills are a few per episode
         lines.append(
             f"| ({s.key}) {s.label} | {_num(s.fps_window)} / {_num(s.fps_overall)} "
             f"| {s.peak_rss_mib:,.0f} / {s.peak_pss_mib:,.0f} | {s.final_frames:,} "
-            f"| {_num(s.best_mean, '.1f')} ({_num(s.best_time_s, '.0f')}) "
-            f"| {_num(s.final_mean, '.1f')} / {_num(s.final_median, '.1f')} "
+            f"| {_num(s.best_mean, score)} ({_num(s.best_time_s, '.0f')}) "
+            f"| {_num(s.final_mean, score)} / {_num(s.final_median, '.1f')} "
             f"/ {_num(s.final_timeouts, '.0%')} "
             f"| {_num(s.target_time_s, '.0f', reach)}{' s' if s.target_time_s else ''} "
             f"| {_num(s.target_frames, ',', reach)} |"
@@ -131,6 +164,12 @@ def table(scenario: str, summaries: list[Summary], target: float | None) -> str:
             if "c" in by_key:
                 c_time = by_key["c"].target_time_s
                 ratios.append(f"(c)/(a) time to {target:g} {_ratio(c_time, a.target_time_s)}")
+        if a.metric == "kills":  # no target: the scores at the end of the same wall time
+            ratios += [
+                f"({k})/(a) final {name} {_ratio(by_key[k].final_mean, a.final_mean)}"
+                for k in ("b", "c", "d")
+                if k in by_key
+            ]
         lines += ["", "Ratios (median-window frames/s): " + ", ".join(ratios)]
     return "\n".join(lines)
 
@@ -140,9 +179,10 @@ def plot(
     curves: dict[str, tuple[str, list[Point]]],
     target: float | None,
     path: Path,
+    metric: str = "return",
 ) -> None:
-    """Evaluated mean return against wall time and against frames, one line per contender
-    (``curves``: key -> label and checkpoints)."""
+    """The evaluated mean of ``metric`` against wall time and against frames, one line per
+    contender (``curves``: key -> label and checkpoints)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -150,7 +190,7 @@ def plot(
 
     fig, (by_time, by_frames) = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for key, (label, points) in curves.items():
-        means = [p.mean for p in points]
+        means = [statistics.fmean(p.scores(metric)) for p in points]
         by_time.plot([p.time_s for p in points], means, "o-", label=f"({key}) {label}")
         by_frames.plot([p.frames for p in points], means, "o-")
     for ax, xlabel in ((by_time, "wall time (s)"), (by_frames, "env frames")):
@@ -158,7 +198,11 @@ def plot(
         ax.grid(alpha=0.3)
         if target is not None:
             ax.axhline(target, color="gray", linestyle="--", linewidth=1)
-    by_time.set_ylabel("evaluated mean return (ViZDoom units)")
+    by_time.set_ylabel(
+        "evaluated kills per episode (KILLCOUNT)"
+        if metric == "kills"
+        else "evaluated mean return (ViZDoom units)"
+    )
     by_time.legend()
     fig.suptitle(title)
     fig.tight_layout()
