@@ -4,9 +4,15 @@ Four contenders train each scenario for the same wall-clock budget with 8 envs o
 
   a. Sample Factory 2.1.1's own Doom APPO through its entry point
      (``python -m sf_examples.vizdoom.train_vizdoom``): its default Doom model (conv 32/64/128,
-     FC 512, GRU 512) on 128x72 RGB, 2 workers x 4 envs, all its algorithm defaults.
+     FC 512, GRU 512) on 128x72 RGB, 2 workers x 4 envs, all its algorithm defaults, and its own
+     env for the scenario (on battle, ``doom_battle``: turning in 11 steps, a sprint button,
+     health, ammo and weapons as an extra input vector, and a reward shaped with them).
   b. sf-train with that model, observation and algorithm (``--preset sample-factory``).
-  c. sf-train with its own defaults.
+  c. sf-train with its own defaults. Its learning rate decays to 0 at its frame budget: the main
+     job's 500k frames on basic and defend_the_center (it may end before the clock); on battle
+     none, as 500k frames would stop it after 2-4 min of a 15-min budget: it trains until
+     stopped, like b and d, at a constant rate as Sample Factory does by default.
+     ``--c-frames`` sets the budget.
   d. b with ``--precision bfloat16``: the same model and settings, its products in bfloat16
      (the sampler's weights, and the learner under autocast; see ``sf_train.config``).
 
@@ -24,26 +30,41 @@ mapped is checked gone. While it trains, the peak memory of its process tree is 
 them). Nothing is evaluated until every contender has trained, so no evaluation shares the CPU
 with a timed run; then every checkpoint plays ``--episodes`` episodes, an equal quota per env,
 sampling its actions: sf-train's with ``sf_train.evaluate.evaluate``, Sample Factory's with
-``sf_evaluate.py`` inside its own venv (returns converted to ViZDoom's raw units).
+``sf_evaluate.py`` inside its own venv. Both record each episode's return in ViZDoom's raw
+units (the engine's, before Sample Factory's scaling and shaping) and its kills, the engine's
+``KILLCOUNT`` at the episode's end. Both sides' episodes end at the player's death or at the
+same limit in game tics (battle: 2100 tics, 525 steps of 4 tics; Sample Factory's doom_battle
+sets it in its cfg and again as a 2100-frame time limit, sf/DoomBattle-v0 in the engine).
 
 Reported per scenario and contender: env frames/s (the median over the intervals between
 consecutive checkpoints, the first excluded, and overall), peak memory, final frames, best and
-final evaluated return, time and frames to a mean return of 75 (basic), and the ratios of b and
-c to a; as results.md, results.json and a PNG per scenario in ``--out``.
+final evaluated score, time and frames to a mean return of 75 (basic), and the ratios of b, c
+and d to a; as results.md, results.json and a PNG per scenario in ``--out``. The score is the
+mean return, except on battle: kills per episode, since there Sample Factory's return is its
+shaped reward (sf-train's is +1 per kill, as the scenario's own reward).
 
 Sample Factory runs in its own venv (default ``~/.cache/sf/peers/sample-factory-2.1.1``),
 created on first use with python3.11 (about 1 min from the local wheels). Not part of CI. Run
 it on an otherwise idle machine, from the repo root:
 
     hatch run python benchmarks/peers/sample_factory.py \\
-        [--scenarios basic defend_the_center] [--seconds 200] [--grid 20] [--episodes 100] \\
-        [--contenders a b c d] [--out runs/peers] [--venv PATH] [--eval-only]
+        [--scenarios basic defend_the_center battle] [--seconds 200] [--grid 20] \\
+        [--episodes 100] [--contenders a b c d] [--out runs/peers] [--venv PATH] \\
+        [--c-frames N] [--eval-only]
 
-Wall time with the defaults on a 2-core machine, about 60-80 min: training is scenarios x
-contenders x (``--seconds`` + ~5 s to stop), 28 min; evaluating a checkpoint takes 3-9 s on
-basic (episodes of at most 75 steps) and up to ~1 min on defend_the_center (at most 525 steps:
-longer as the agent survives longer). Doom basic alone with ``--seconds 450 --grid 30
---contenders a b c`` took 19 min (results in ``docs/benchmarks/``).
+Wall time with the defaults (basic and defend_the_center) on a 2-core machine, about 60-80
+min: training is scenarios x contenders x (``--seconds`` + ~5 s to stop), 28 min; evaluating
+a checkpoint takes 3-9 s on basic (episodes of at most 75 steps) and up to ~1 min on
+defend_the_center (at most 525 steps: longer as the agent survives longer). Doom basic alone
+with ``--seconds 450 --grid 30 --contenders a b c`` took 19 min (results in
+``docs/benchmarks/``). Battle learns slowly: Sample Factory's defaults against sf-train's for
+15 min each takes about 40-60 min (31 min of training, then 10 checkpoints per contender, each
+playing 50 episodes of up to 525 steps: 0.5-2 min for Sample Factory's, whose evaluation steps
+its envs in one process, less for sf-train's):
+
+    hatch run python benchmarks/peers/sample_factory.py --scenarios battle --contenders a c \\
+        --seconds 900 --grid 90 --episodes 50 --out runs/peers_battle
+
 ``--eval-only`` evaluates the runs already in ``--out`` again without training.
 """
 
@@ -61,14 +82,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from report import Point, plot, summarize, table
+from report import METRICS, Point, plot, summarize, table
 from supervise import Supervision, run_for
 
 #: Scenario name -> (sf-envs gymnasium id, Sample Factory env name).
 SCENARIOS: dict[str, tuple[str, str]] = {
     "basic": ("sf/DoomBasic-v0", "doom_basic"),
     "defend_the_center": ("sf/DoomDefendTheCenter-v0", "doom_defend_the_center"),
+    "battle": ("sf/DoomBattle-v0", "doom_battle"),
 }
+#: The per-episode score of a scenario (a key of ``report.METRICS``), by default its return.
+#: On battle Sample Factory trains on a shaped reward, so both are scored by the engine's kills.
+METRIC: dict[str, str] = {"battle": "kills"}
 CONTENDERS: dict[str, str] = {
     "a": "Sample Factory 2.1.1",
     "b": "sf-train --preset sample-factory",
@@ -77,7 +102,10 @@ CONTENDERS: dict[str, str] = {
 }
 TARGET = {"basic": 75.0}  # the mean return that counts as solved, in ViZDoom's units
 NUM_ENVS, NUM_WORKERS = 8, 2
-C_FRAMES = 500_000  # the main job's budget (`hatch run train`)
+UNTIL_STOPPED = 10**12  # a frame budget no run reaches: it trains until the clock stops it
+#: (c)'s frame budget: the main job's (`hatch run train`) where that learns the scenario; on
+#: battle, where 500k frames would use a few minutes of the budget, it trains until stopped.
+C_FRAMES: dict[str, int] = {"basic": 500_000, "defend_the_center": 500_000}
 BATCH_SIZE = 4  # envs per recv: half of them, as Sample Factory's worker_num_splits=2 does
 SF_PACKAGES = ("sample-factory==2.1.1", "gymnasium<1", "numpy<2", "vizdoom")
 TORCH = "torch==2.13.0"  # the CPU wheel on local disk (Python 3.11 only)
@@ -139,15 +167,22 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
             *(sys.executable, "-m", "sf_train.cli", "train", "--env", env_id),
             *("--run-dir", str(run_dir), *preset, "--seed", str(args.seed)),
             *("--num-envs", str(NUM_ENVS), "--num-workers", str(NUM_WORKERS)),
-            # (c) trains the main job's 500k frames (its learning rate decays to 0 there) and
-            # may end before the budget; the others run on until stopped.
-            *("--batch-size", str(BATCH_SIZE), "--frames", str(C_FRAMES if key == "c" else 10**12)),
+            # (c) trains its frame budget (its learning rate decays to 0 there) and may end
+            # before the clock; the others run on until stopped.
+            *("--batch-size", str(BATCH_SIZE), "--frames", str(_frames(key, scenario, args))),
             # Checkpoints on the time grid only (none by frames), all kept, and no evaluation
             # while the clock runs: every contender is evaluated after all have trained.
             *("--checkpoint-seconds", str(args.grid), "--checkpoint-every", str(10**12)),
             *("--keep-checkpoints", "1000", "--eval-episodes", "0"),
         ]
     return Contender(key, scenario, run_dir, command)
+
+
+def _frames(key: str, scenario: str, args: argparse.Namespace) -> int:
+    """An sf-train contender's ``--frames``: (c)'s budget, else until stopped."""
+    if key != "c":
+        return UNTIL_STOPPED
+    return args.c_frames or C_FRAMES.get(scenario, UNTIL_STOPPED)
 
 
 # -- checkpoints and their evaluation ------------------------------------------------------
@@ -198,16 +233,21 @@ def evaluate(
         results = _evaluate_sample_factory(contender, points, args, venv)
     else:
         results = _evaluate_sf_train(contender, points, args)
+    # Both trainers' envs end an episode at the scenario's limit in tics (battle: Sample
+    # Factory's doom_battle cfg and time limit, 2100 tics, the same as sf/DoomBattle-v0's).
     timeout = get_scenario(contender.scenario).episode_timeout
     skip = _frame_skip(contender)
-    for point, (returns, lengths) in zip(points, results, strict=True):
-        point.returns, point.lengths = returns, lengths
+    for point, (returns, lengths, kills) in zip(points, results, strict=True):
+        point.returns, point.lengths, point.kills = returns, lengths, kills
         point.timeouts = statistics.fmean(n * skip >= timeout for n in lengths)
+
+
+Episodes = tuple[list[float], list[int], list[float]]  # returns, lengths, kills
 
 
 def _evaluate_sf_train(
     contender: Contender, points: list[Point], args: argparse.Namespace
-) -> list[tuple[list[float], list[int]]]:
+) -> list[Episodes]:
     from sf_train.evaluate import evaluate as evaluate_run
 
     results = []
@@ -220,18 +260,25 @@ def _evaluate_sf_train(
             num_envs=args.eval_envs,
             seed=args.eval_seed,
         )
+        if "killcount" not in result.variables:
+            raise SystemExit(
+                f"{SCENARIOS[contender.scenario][0]} reports no KILLCOUNT at episode end "
+                f"(variables: {sorted(result.variables)}): update sf-envs"
+            )
         returns = [float(r) for r in result.returns]
+        kills = [float(k) for k in result.variables["killcount"]]
         seconds = time.perf_counter() - started
         say(
-            f"    {Path(point.path).name}: mean return {statistics.fmean(returns):.1f} ({seconds:.0f} s)"
+            f"    {Path(point.path).name}: mean return {statistics.fmean(returns):.1f}, "
+            f"kills {statistics.fmean(kills):.2f} ({seconds:.0f} s)"
         )
-        results.append((returns, [int(n) for n in result.lengths]))
+        results.append((returns, [int(n) for n in result.lengths], kills))
     return results
 
 
 def _evaluate_sample_factory(
     contender: Contender, points: list[Point], args: argparse.Namespace, venv: Path
-) -> list[tuple[list[float], list[int]]]:
+) -> list[Episodes]:
     out = contender.run_dir / "eval.json"
     command = [
         *(str(venv / "bin/python"), "-P", str(HERE / "sf_evaluate.py")),
@@ -244,7 +291,7 @@ def _evaluate_sample_factory(
     results = json.loads(out.read_text())
     if results:
         say(f"    returns converted: {results[0]['reward_conversion']}")
-    return [(r["returns"], r["lengths"]) for r in results]
+    return [(r["returns"], r["lengths"], r["kills"]) for r in results]
 
 
 # -- Sample Factory's venv -----------------------------------------------------------------
@@ -311,7 +358,13 @@ def _git_version() -> str:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenarios", nargs="+", choices=list(SCENARIOS), default=list(SCENARIOS))
+    parser.add_argument(
+        "--scenarios",
+        nargs="+",
+        choices=list(SCENARIOS),
+        default=["basic", "defend_the_center"],
+        help="default: basic defend_the_center (battle needs a longer --seconds to learn)",
+    )
     parser.add_argument(
         "--contenders", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS)
     )
@@ -327,6 +380,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--out", type=Path, default=Path("runs/peers"), help="output folder")
     parser.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="Sample Factory's venv")
+    parser.add_argument(
+        "--c-frames",
+        type=int,
+        default=None,
+        help="(c)'s --frames, where its learning rate reaches 0; default: 500k on basic and "
+        "defend_the_center (the main job's), until stopped on battle",
+    )
     parser.add_argument("--seed", type=int, default=0, help="training seed")
     parser.add_argument("--eval-seed", type=int, default=12345, help="evaluation seed")
     parser.add_argument("--eval-only", action="store_true", help="evaluate the runs in --out again")
@@ -336,6 +396,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             max(n for n in range(1, 11) if args.episodes % n == 0) if args.episodes > 0 else 1
         )
     errors = []
+    if args.c_frames is not None and args.c_frames < 1:
+        errors.append(f"--c-frames {args.c_frames}: use a positive number of frames")
     if args.grid < 1:
         errors.append(f"--grid {args.grid}: use at least 1 second")
     if args.seconds < 3 * args.grid:
@@ -395,6 +457,7 @@ def main(argv: list[str] | None = None) -> None:
         curves: dict[str, tuple[str, list[Point]]] = {}
         summaries = []
         entry: dict[str, Any] = {}
+        metric = METRIC.get(scenario, "return")
         for contender in (c for c in runs if c.scenario == scenario):
             record = records[scenario, contender.key]
             points = checkpoints(contender, record)
@@ -405,7 +468,7 @@ def main(argv: list[str] | None = None) -> None:
                 evaluate(contender, points, args, args.venv)
             curves[contender.key] = (contender.label, points)
             summary = summarize(
-                contender.key, contender.label, record, points, TARGET.get(scenario)
+                contender.key, contender.label, record, points, TARGET.get(scenario), metric
             )
             summaries.append(summary)
             config = json.loads((contender.experiment_dir / "config.json").read_text())
@@ -414,12 +477,15 @@ def main(argv: list[str] | None = None) -> None:
                 "train": asdict(record),
                 "command": contender.command,
                 "config": config,
-                "checkpoints": [{**asdict(p), "mean": p.mean, "median": p.median} for p in points],
+                "checkpoints": [
+                    {**asdict(p), "mean": p.mean, "median": p.median, "kills_mean": p.kills_mean}
+                    for p in points
+                ],
             }
         report["scenarios"][scenario] = entry
         markdown.append(table(scenario, summaries, TARGET.get(scenario)))
         title = f"{scenario}: {NUM_ENVS} envs, {NUM_WORKERS} workers"
-        plot(title, curves, TARGET.get(scenario), args.out / f"{scenario}.png")
+        plot(title, curves, TARGET.get(scenario), args.out / f"{scenario}.png", metric)
     text = _header(args, versions) + "\n\n" + "\n\n".join(markdown) + "\n"
     (args.out / "results.md").write_text(text)
     (args.out / "results.json").write_text(json.dumps(report, indent=1))
@@ -435,8 +501,32 @@ def _header(args: argparse.Namespace, versions: dict[str, str]) -> str:
         f"contender, a checkpoint every {args.grid} s; each checkpoint evaluated over "
         f"{args.episodes} episodes ({args.episodes // args.eval_envs} in each of "
         f"{args.eval_envs} envs, sampled actions), returns in ViZDoom's units. Time-outs: "
-        f"episodes that lasted to the scenario's time limit."
+        f"episodes that lasted to the scenario's time limit." + "".join(_scenario_notes(args))
     )
+
+
+def _scenario_notes(args: argparse.Namespace) -> list[str]:
+    """What the header must add for the scenarios run: battle's metric and (c)'s budget."""
+    from sf_envs.scenarios import get_scenario
+
+    notes = []
+    if "battle" in args.scenarios:
+        tics = get_scenario("battle").episode_timeout
+        notes.append(
+            f" Battle is scored in {METRICS['kills']}: the engine's KILLCOUNT at each "
+            f"episode's end, for both trainers (Sample Factory trains on a shaped reward, "
+            f"sf-train on +1 per kill); episodes end at death or after {tics} tics "
+            f"({tics // 35} s of game time) on both sides."
+        )
+    if "c" in args.contenders:
+        budgets = {s: _frames("c", s, args) for s in args.scenarios}
+        shown = [
+            f"{s} {'until stopped' if f >= UNTIL_STOPPED else f'{f:,}'}" for s, f in budgets.items()
+        ]
+        notes.append(
+            f" (c)'s frame budget (its learning rate reaches 0 there): {', '.join(shown)}."
+        )
+    return notes
 
 
 if __name__ == "__main__":
