@@ -281,13 +281,14 @@ def _evaluate_sample_factory(
 ) -> list[Episodes]:
     out = contender.run_dir / "eval.json"
     command = [
-        *(str(venv / "bin/python"), "-P", str(HERE / "sf_evaluate.py")),
+        *(str(venv.resolve() / "bin/python"), "-P", str(HERE / "sf_evaluate.py")),
         *("--experiment-dir", str(contender.experiment_dir), "--out", str(out)),
         *("--episodes", str(args.episodes), "--envs", str(args.eval_envs)),
         *("--seed", str(args.eval_seed), "--checkpoints", *(p.path for p in points)),
     ]
     with (contender.run_dir / "eval.log").open("wb") as log:
-        subprocess.run(command, stderr=log, check=True)
+        # In the run folder, where the game writes its _vizdoom.ini, as it does in training.
+        subprocess.run(command, stderr=log, check=True, cwd=contender.run_dir)
     results = json.loads(out.read_text())
     if results:
         say(f"    returns converted: {results[0]['reward_conversion']}")
