@@ -63,7 +63,7 @@ def test_without_turning_it_aims_by_strafing_toward_the_enemy() -> None:
 
 def test_a_dodging_player_steps_away_from_an_incoming_rocket_not_from_its_own() -> None:
     level = ScriptedLevel(9, reaction_tics=0, aim_noise=0.0, turn_speed=10.0, fire_cone=3.0,
-                          dodge=True)  # fmt: skip
+                          dodge_distance=160.0)  # fmt: skip
     brain = ScriptedBrain(level, frame_skip=4)
     enemy = Enemy(800.0, 0.0)
     # A rocket from the enemy passing 40 units to the player's left (north, facing east).
@@ -155,7 +155,7 @@ def test_a_scripted_player_beats_a_still_agent_in_the_gymnasium_id() -> None:
 
 
 def test_scripted_settings_are_checked_before_any_engine_starts() -> None:
-    with pytest.raises(ValueError, match=r"scripted levels on multi_duel are 1\.\.3"):
+    with pytest.raises(ValueError, match=r"scripted levels on multi_duel are 1\.\.4"):
         MatchConfig.create("duel_scripted", scripted_skill=5)
     with pytest.raises(ValueError, match=r"num_scripted in \[1, 2\]"):
         MatchConfig.create("duel_scripted", num_scripted=3)

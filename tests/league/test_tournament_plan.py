@@ -104,7 +104,7 @@ def test_scripted_players_get_seats_of_their_own_and_alternate_hosting() -> None
 
 
 def test_scripted_levels_are_per_map_and_play_duels_only() -> None:
-    with pytest.raises(PlayerError, match="multi_duel has scripted levels 1, 3"):
+    with pytest.raises(PlayerError, match="multi_duel has scripted levels 1, 3, 4"):
         parse_player("scripted:5", "multi_duel")
     (top,) = players("scripted:5", map_name="cig_map02")
     assert top.kind == "scripted" and not top.is_agent and top.record().spec == "5"

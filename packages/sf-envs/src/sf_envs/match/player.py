@@ -245,6 +245,7 @@ class MatchPlayer:
 _POSITION = (vizdoom.GameVariable.POSITION_X, vizdoom.GameVariable.POSITION_Y)
 _DEPTH_BAND = slice(50, 70)  # the rows at eye level of a 160x120 screen
 _DEPTH_COLUMNS = 32
+_NO_DEPTH = np.zeros(_DEPTH_COLUMNS)
 _SEEN = {"DoomPlayer": True, "Rocket": False}  # labels a scripted player reacts to: enemy?
 
 
@@ -282,7 +283,8 @@ class ScriptedMatchPlayer(MatchPlayer):
         ):
             switch(False)
         game.set_labels_buffer_enabled(True)
-        game.set_depth_buffer_enabled(True)
+        # Depth only steers exploring, which a player that may not turn never does.
+        game.set_depth_buffer_enabled(self.brain.can_turn)
         game.set_available_buttons([getattr(vizdoom.Button, b) for b in BUTTONS])
 
     def new_episode(self, seed: int | None) -> None:
@@ -314,16 +316,20 @@ class ScriptedMatchPlayer(MatchPlayer):
                         label.object_velocity_y,
                     )
                 )
-        depth = state.depth_buffer[_DEPTH_BAND].mean(axis=0)
+        depth = _NO_DEPTH
+        if state.depth_buffer is not None:
+            depth = state.depth_buffer[_DEPTH_BAND].mean(axis=0)
+            depth = depth.reshape(_DEPTH_COLUMNS, -1).mean(axis=1)
         view = View(
             tic=state.tic,
             x=game.get_game_variable(_POSITION[0]),
             y=game.get_game_variable(_POSITION[1]),
             angle=game.get_game_variable(vizdoom.GameVariable.ANGLE),
             health=self.values[_IX["HEALTH"]],
+            weapon=int(self.values[_IX["SELECTED_WEAPON"]]),
             dead=game.is_player_dead(),
             enemies=enemies,
             rockets=rockets,
-            depth=depth.reshape(_DEPTH_COLUMNS, -1).mean(axis=1),
+            depth=depth,
         )
         self._decision = self.brain.decide(view)
