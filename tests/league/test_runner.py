@@ -94,8 +94,8 @@ def test_games_without_agents_are_played_by_the_scripted_players(opponent: str) 
         kwargs |= {"num_scripted": 1, "scripted_skill": [3], "num_bots": 1, "bot_skill": [1]}
         names = {"bots": ("bot:1",), "scripted": ("scripted:3",)}
     else:
-        kwargs |= {"num_scripted": 2, "scripted_skill": [3, 1], "num_bots": 0}
-        names = {"bots": (), "scripted": ("scripted:3", "scripted:1")}
+        kwargs |= {"num_scripted": 2, "scripted_skill": [4, 3], "num_bots": 0}
+        names = {"bots": (), "scripted": ("scripted:4", "scripted:3")}
     game = GameJob(
         key="s0",
         scenario="duel_scripted",

@@ -88,15 +88,15 @@ def test_a_named_baseline_plays_as_its_baseline() -> None:
 
 
 def test_scripted_players_get_seats_of_their_own_and_alternate_hosting() -> None:
-    field = players("random", "s1=scripted:1", "s3=scripted:3", "bot:1")
+    field = players("random", "s3=scripted:3", "s4=scripted:4", "bot:1")
     jobs = plan_games(TournamentConfig(games=2, timelimit=0.5), field)
     pairs = {tuple(sorted([*(s.player for s in j.agents), *j.scripted, *j.bots])) for j in jobs}
     assert len(pairs) == 6
     scripted = [j for j in jobs if j.scripted]
     assert {j.scenario for j in scripted} == {"duel_scripted"}
     both = [j for j in scripted if len(j.scripted) == 2]
-    assert [j.scripted for j in both] == [("s1", "s3"), ("s3", "s1")]
-    assert [j.match_kwargs["scripted_skill"] for j in both] == [[1, 3], [3, 1]]
+    assert [j.scripted for j in both] == [("s3", "s4"), ("s4", "s3")]
+    assert [j.match_kwargs["scripted_skill"] for j in both] == [[3, 4], [4, 3]]
     assert all(j.match_kwargs["num_agents"] == 0 for j in both)
     against_bot = next(j for j in scripted if j.bots)
     assert against_bot.agents == () and against_bot.match_kwargs["bot_skill"] == [1]
@@ -104,7 +104,7 @@ def test_scripted_players_get_seats_of_their_own_and_alternate_hosting() -> None
 
 
 def test_scripted_levels_are_per_map_and_play_duels_only() -> None:
-    with pytest.raises(PlayerError, match="multi_duel has scripted levels 1, 3, 4"):
+    with pytest.raises(PlayerError, match="multi_duel has scripted levels 3, 4"):
         parse_player("scripted:5", "multi_duel")
     (top,) = players("scripted:5", map_name="cig_map02")
     assert top.kind == "scripted" and not top.is_agent and top.record().spec == "5"
