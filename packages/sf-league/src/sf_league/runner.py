@@ -87,14 +87,23 @@ def _watch_parent(parent: int, scratch: str) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
     kill_processes(find_processes(parent=os.getpid()))
-    # The main thread may still be closing a match (its folders change under rmtree): retry
-    # until the folder is gone, since os._exit ends that thread's own clean-up too.
-    for _ in range(40):
-        shutil.rmtree(scratch, ignore_errors=True)
-        if not os.path.exists(scratch):
-            break
-        time.sleep(0.05)
+    remove_folder(scratch)
     os._exit(1)
+
+
+def remove_folder(path: str) -> None:
+    """Removes ``path``, trying again while something still writes into it.
+
+    Both ends of a runner remove its scratch folder at once when the tournament dies (this
+    watcher, and the main thread after closing its matches, whose engines write their config
+    files as they exit), and whichever finishes first ends the process: one pass of rmtree that
+    meets a file being written leaves the folder behind.
+    """
+    for _ in range(40):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            return
+        time.sleep(0.05)
 
 
 def runner_main(conn: Connection, scratch: str, play: Callable[[GameJob], GameRecord]) -> None:
@@ -139,7 +148,7 @@ def runner_main(conn: Connection, scratch: str, play: Callable[[GameJob], GameRe
         try:
             _CACHE.close()
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_folder(scratch)
 
 
 _POLICIES: dict[str, Any] = {}  # checkpoint path -> network, loaded once per runner

@@ -26,7 +26,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from sf_envs.vector.procs import kill_group
-from sf_league.runner import GameJob, runner_main
+from sf_league.runner import GameJob, remove_folder, runner_main
 from sf_league.store import GameRecord
 
 __all__ = ["GameOutcome", "RunnerPool"]
@@ -77,7 +77,7 @@ class _Runner:
         # The group outlives its leader: engines orphaned by a killed runner are still in it.
         kill_group(self.process.pid)
         self.conn.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_folder(self.scratch)
 
 
 def _death(exitcode: int | None) -> str:
