@@ -17,11 +17,12 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gymnasium import spaces
 
 from sf_envs.match import bot_ladder
-from sf_envs.match.scripted import SCRIPTED_LEVELS, scripted_ladder
+from sf_envs.match.scripted import scripted_ladder
 from sf_league.store import PlayerRecord
 
 __all__ = [
@@ -84,6 +85,22 @@ def _file_hash(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def _offered_level(spec: str, level: int, ladder: dict[int, Any], map_name: str, kind: str) -> int:
+    """``level`` if the map's ladder of ``kind`` players offers it; a PlayerError otherwise."""
+    if level not in ladder:
+        raise PlayerError(
+            f"{spec}: map {map_name} has {kind} levels {', '.join(map(str, sorted(ladder)))} "
+            "(only levels measured to differ in strength there; see "
+            f"sf_envs.match.{'bots' if kind == 'bot' else 'scripted'}); use "
+            f"{kind}:{max(ladder)} for the strongest"
+        )
+    return level
+
+
+def _params_hash(params: object) -> str:
+    return hashlib.sha256(repr(params).encode()).hexdigest()[:8]
+
+
 def parse_player(text: str, map_name: str) -> Player:
     """Parses one ``--players`` entry for a tournament on ``map_name``.
 
@@ -94,30 +111,17 @@ def parse_player(text: str, map_name: str) -> Player:
     if not sep:
         name, spec = "", text
     if m := _BOT.fullmatch(spec):
-        level = int(m[1])
         ladder = bot_ladder(map_name)
-        if level not in ladder:
-            raise PlayerError(
-                f"{spec}: map {map_name} has bot levels {', '.join(map(str, sorted(ladder)))} "
-                "(only levels measured to differ in strength exist; see sf_envs.match.bots); "
-                f"use bot:{max(ladder)} for the strongest"
-            )
+        level = _offered_level(spec, int(m[1]), ladder, map_name, "bot")
         # The level's engine parameters are part of its identity: a recalibrated ladder makes
         # a different bot, which must not be pooled with the games of the old one.
-        params = hashlib.sha256(repr(ladder[level]).encode()).hexdigest()[:8]
+        params = _params_hash(ladder[level])
         return Player(name or spec, "bot", level=level, fingerprint=f"{map_name}:{level}:{params}")
     if m := _SCRIPTED.fullmatch(spec):
-        level = int(m[1])
-        offered = scripted_ladder(map_name)
-        if level not in offered:
-            raise PlayerError(
-                f"{spec}: map {map_name} has scripted levels "
-                f"{', '.join(map(str, sorted(offered)))} (only levels measured to be ordered "
-                f"there; see sf_envs.match.scripted); use scripted:{max(offered)} for the "
-                "strongest"
-            )
+        ladder = scripted_ladder(map_name)
+        level = _offered_level(spec, int(m[1]), ladder, map_name, "scripted")
         # As for bots: retuned knobs make a different player.
-        params = hashlib.sha256(repr(SCRIPTED_LEVELS[level]).encode()).hexdigest()[:8]
+        params = _params_hash(ladder[level])
         return Player(name or spec, "scripted", level=level, fingerprint=f"scripted:{params}")
     if spec in BASELINES:
         return Player(name or spec, "baseline", fingerprint=spec)

@@ -260,9 +260,8 @@ def _open_match(job: GameJob, workdir: str | None) -> Any:
     return MatchCore(MatchConfig.create(job.scenario, **job.match_kwargs), workdir)
 
 
-def _play_agents(env: Any, job: GameJob) -> tuple[dict[str, Any], list[float], int]:
-    """Plays a match with agent seats; returns its result, the deaths of every agent and
-    scripted player (in that order) and the agent steps."""
+def _play_agents(env: Any, job: GameJob) -> tuple[Any, dict[str, Any], int]:
+    """Plays a match with agent seats; returns its core, its result and the agent steps."""
     obs, _ = env.reset(seed=job.seed)
     actors = {
         agent: _Actor(seat, env, agent, job.seed + k)
@@ -275,20 +274,17 @@ def _play_agents(env: Any, job: GameJob) -> tuple[dict[str, Any], list[float], i
         steps += 1
         if all(truncated.values()):
             break
-    core = env.core
-    deaths = [core.agent_stats(i)["deaths"] for i in range(len(core.players))]
-    return next(iter(infos.values()))["match"], deaths, steps
+    return env.core, next(iter(infos.values()))["match"], steps
 
 
-def _play_scripted(core: Any, job: GameJob) -> tuple[dict[str, Any], list[float], int]:
+def _play_scripted(core: Any, job: GameJob) -> tuple[Any, dict[str, Any], int]:
     """Plays a match of scripted players (and bots) only; as :func:`_play_agents`."""
     screens = np.zeros((0, *core.config.options.obs_shape), dtype=np.uint8)
     no_actions = np.zeros(0, dtype=np.int64)
     core.reset(job.seed, screens, None)
     while not core.finished:
         core.step(no_actions, screens, None)
-    deaths = [core.agent_stats(i)["deaths"] for i in range(len(core.players))]
-    return core.result(), deaths, 0
+    return core, core.result(), 0
 
 
 def play_game(
@@ -313,10 +309,9 @@ def play_game(
     start = time.perf_counter()
     env = _open_match(job, workdir) if cache is None else cache.get(job, workdir)
     try:
-        result, deaths, steps = (_play_agents if job.agents else _play_scripted)(env, job)
-        # In-game names: the agents, then the scripted players (the engines' players).
-        in_game = (env.core if job.agents else env).player_names
-        config = (env.core if job.agents else env).config
+        core, result, steps = (_play_agents if job.agents else _play_scripted)(env, job)
+        # The engines' players: the agents, then the scripted players.
+        deaths = [core.agent_stats(i)["deaths"] for i in range(len(core.players))]
     except BaseException:
         if cache is not None:
             cache.discard(env)
@@ -328,10 +323,11 @@ def play_game(
     league_names = [seat.player for seat in job.agents] + list(job.scripted)
     seats = [
         Seat(name, float(frags[player]), float(died))
-        for name, player, died in zip(league_names, in_game, deaths, strict=True)
+        for name, player, died in zip(league_names, core.player_names, deaths, strict=True)
     ]
     seats += [
-        Seat(name, float(frags[bot.name])) for name, bot in zip(job.bots, config.bots, strict=True)
+        Seat(name, float(frags[bot.name]))
+        for name, bot in zip(job.bots, core.config.bots, strict=True)
     ]
     duration = time.perf_counter() - start
     logger.debug("game %s: %s in %.1f s", job.key, seats, duration)
