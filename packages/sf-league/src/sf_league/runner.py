@@ -33,6 +33,7 @@ import numpy as np
 
 from sf_envs.match import MatchError
 from sf_envs.vector.procs import find_processes, kill_processes
+from sf_envs.watchdog import instance_ids, remove_shared_memory
 from sf_league.store import GameRecord, Seat
 
 __all__ = ["AgentSeat", "GameJob", "MatchCache", "play_game", "play_in_runner", "runner_main"]
@@ -76,29 +77,40 @@ class GameJob:
     scripted: tuple[str, ...] = ()
 
 
+# Held by whichever end of a runner cleans up on the way out (the main thread, or the watcher
+# once the tournament is gone): the other end must not end the process halfway through.
+_LEAVING = threading.Lock()
+
+
 def _watch_parent(parent: int, scratch: str) -> None:
-    """Ends this runner when the tournament process is gone (e.g. SIGKILLed).
+    """Ends this runner when the tournament process is gone (SIGKILLed, or SIGTERMed).
 
     Orphaned ViZDoom engines ignore SIGTERM and spin at 100% CPU, so the engines (this
-    process's children) are SIGKILLed and their shared memory removed before exiting; the
-    scratch folder goes too, since its
-    owner can no longer remove it.
+    process's children) are SIGKILLed. Killing them can take this process down (a controller
+    whose engine dies mid-call may segfault), so everything else goes first: the engines'
+    shared memory (unlinked names; the mappings live on until the processes end) and the
+    scratch folder (no engine writes there until it exits). The process ends while the
+    watcher still holds :data:`_LEAVING`, so the main thread (whose game fails as its engines
+    die) cannot exit first and cut the cleanup short.
     """
     while os.getppid() == parent:
         time.sleep(0.5)
-    kill_processes(find_processes(parent=os.getpid()))
+    _LEAVING.acquire()
+    remove_shared_memory(instance_ids(os.getpid()))
     remove_folder(scratch)
+    _kill_engines()
     os._exit(1)
 
 
-def remove_folder(path: str) -> None:
-    """Removes ``path``, trying again while something still writes into it.
+def _kill_engines() -> None:
+    """SIGKILLs this process's children (its engines) and removes their shared memory."""
+    while children := find_processes(parent=os.getpid()):
+        kill_processes(children)
 
-    Both ends of a runner remove its scratch folder at once when the tournament dies (this
-    watcher, and the main thread after closing its matches, whose engines write their config
-    files as they exit), and whichever finishes first ends the process: one pass of rmtree that
-    meets a file being written leaves the folder behind.
-    """
+
+def remove_folder(path: str) -> None:
+    """Removes ``path``, trying again while something still writes into it (an engine that is
+    exiting writes its config file there)."""
     for _ in range(40):
         shutil.rmtree(path, ignore_errors=True)
         if not os.path.exists(path):
@@ -143,12 +155,14 @@ def runner_main(conn: Connection, scratch: str, play: Callable[[GameJob], GameRe
     except EOFError:  # the tournament closed its end
         pass
     finally:
-        # Also here, not only in the pool or the watchdog: with the tournament gone (its pipe
+        # Also here, not only in the pool or the watcher: with the tournament gone (its pipe
         # closed), this thread may reach the end first.
-        try:
-            _CACHE.close()
-        finally:
-            remove_folder(scratch)
+        with _LEAVING:
+            try:
+                _CACHE.close()
+            finally:
+                _kill_engines()
+                remove_folder(scratch)
 
 
 _POLICIES: dict[str, Any] = {}  # checkpoint path -> network, loaded once per runner

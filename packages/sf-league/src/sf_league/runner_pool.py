@@ -71,11 +71,11 @@ class _Runner:
             with contextlib.suppress(OSError):  # it died meanwhile
                 self.conn.send(None)
             self.process.join(_STOP_TIMEOUT_S)
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(_STOP_TIMEOUT_S)
-        # The group outlives its leader: engines orphaned by a killed runner are still in it.
+        # The whole group at once, runner included: only a live runner's memory maps name the
+        # shared memory of an engine it was starting, and the group outlives its leader
+        # (engines orphaned by a runner that died are still in it).
         kill_group(self.process.pid)
+        self.process.join(_STOP_TIMEOUT_S)
         self.conn.close()
         remove_folder(self.scratch)
 

@@ -6,7 +6,8 @@ console of the engines a process starts to a log file (:func:`redirect_console`)
 A ViZDoom engine killed by SIGKILL cannot remove its shared memory and message queues
 (``/dev/shm/ViZDoom{SM,MQCtr,MQDoom}<instance id>``, ≈ 10 MB per engine), so before killing a
 group we read every member's ``+viz_instance_id`` from its command line and unlink those files
-afterwards. psutil-free: ``/proc`` is all there is to read on Linux, where ViZDoom runs.
+before the kill (the mappings outlive the names) and after it (an engine still starting may
+create them). psutil-free: ``/proc`` is all there is to read on Linux, where ViZDoom runs.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def kill_group(pgid: int, timeout_s: float = 5.0) -> None:
     if not members:
         return
     ids = set().union(*(instance_ids(pid) for pid in members))
+    remove_shared_memory(ids)  # first too, in case the caller dies with its engines
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     deadline = time.monotonic() + timeout_s
@@ -69,6 +71,7 @@ def kill_processes(pids: Sequence[int], timeout_s: float = 5.0) -> None:
     shared memory: :func:`kill_group` for a process that must spare itself (a group leader
     killing its engines before it exits)."""
     ids = set().union(*(instance_ids(pid) for pid in pids))
+    remove_shared_memory(ids)  # first too, in case the caller dies with its engines
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
