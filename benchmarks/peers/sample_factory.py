@@ -50,7 +50,7 @@ it on an otherwise idle machine, from the repo root:
     hatch run python benchmarks/peers/sample_factory.py \\
         [--scenarios basic defend_the_center battle] [--seconds 200] [--grid 20] \\
         [--episodes 100] [--contenders a b c d] [--out runs/peers] [--venv PATH] \\
-        [--c-frames N] [--eval-only]
+        [--c-frames N] [--c-args='SF-TRAIN FLAGS'] [--eval-only]
 
 Wall time with the defaults (basic and defend_the_center) on a 2-core machine, about 60-80
 min: training is scenarios x contenders x (``--seconds`` + ~5 s to stop), 28 min; evaluating
@@ -73,6 +73,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -131,10 +132,11 @@ class Contender:
     scenario: str
     run_dir: Path
     command: list[str]
+    extra: tuple[str, ...] = ()  # (c)'s flags on top of the defaults (--c-args)
 
     @property
     def label(self) -> str:
-        return CONTENDERS[self.key]
+        return " ".join([CONTENDERS[self.key], *self.extra])
 
     @property
     def is_sample_factory(self) -> bool:
@@ -160,7 +162,7 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
     else:
         preset = {
             "b": ["--preset", "sample-factory"],
-            "c": [],
+            "c": list(args.c_args),
             "d": ["--preset", "sample-factory", "--precision", "bfloat16"],
         }[key]
         command = [
@@ -175,7 +177,7 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
             *("--checkpoint-seconds", str(args.grid), "--checkpoint-every", str(10**12)),
             *("--keep-checkpoints", "1000", "--eval-episodes", "0"),
         ]
-    return Contender(key, scenario, run_dir, command)
+    return Contender(key, scenario, run_dir, command, tuple(args.c_args) if key == "c" else ())
 
 
 def _frames(key: str, scenario: str, args: argparse.Namespace) -> int:
@@ -387,6 +389,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="(c)'s --frames, where its learning rate reaches 0; default: 500k on basic and "
         "defend_the_center (the main job's), until stopped on battle",
+    )
+    parser.add_argument(
+        "--c-args",
+        type=shlex.split,
+        default=[],
+        help="sf-train flags that (c) adds to its defaults, as one string after '=', e.g. "
+        "--c-args='--entropy-coef 0.01' (shown in its label)",
     )
     parser.add_argument("--seed", type=int, default=0, help="training seed")
     parser.add_argument("--eval-seed", type=int, default=12345, help="evaluation seed")

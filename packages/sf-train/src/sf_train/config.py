@@ -120,6 +120,10 @@ class ModelConfig:
     and divides by a running std (one scalar each, saved with the model)."""
     normalize_measurements: bool = True
     """Normalise measurements with a running per-entry mean and std, saved with the model."""
+    normalize_values: bool = False
+    """The critic predicts values in units of a running mean and std of its V-trace targets
+    (saved with the model) and learns in those units, so its loss has the same scale whatever
+    a scenario pays; off, it learns the scaled rewards' values directly (see reward_scale)."""
 
 
 @dataclass

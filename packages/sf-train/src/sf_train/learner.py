@@ -80,7 +80,7 @@ class Learner:
             model.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps
         )
 
-    def _minibatch_loss(self, mb: dict) -> tuple[Tensor, dict[str, Tensor]]:
+    def _minibatch_loss(self, mb: dict, first_epoch: bool) -> tuple[Tensor, dict[str, Tensor]]:
         cfg, model = self.cfg, self.model
         with torch.autocast(self.device.type, torch.bfloat16, enabled=self._bfloat16):
             out = model.forward_sequence(mb["obs"], mb["rnn_state"], mb["resets"])
@@ -106,11 +106,16 @@ class Learner:
             )
             if cfg.normalize_advantages:
                 pg_advantages = normalize_advantages(pg_advantages, mask)
+            if model.value_norm is not None and first_epoch:  # every target counted once
+                model.value_norm.update(vs[mask])
 
         l_policy, clip_fraction = policy_loss(
             log_probs, mb["log_probs"], pg_advantages, cfg.clip_ratio, mask
         )
-        l_value = value_loss(values[:T], vs, mb["values"], cfg.value_clip, mask)
+        unit = model.value_std  # the critic learns in units of its targets' std
+        l_value = value_loss(
+            values[:T] / unit, vs / unit, mb["values"] / unit, cfg.value_clip, mask
+        )
         h = entropy_bonus(entropy, mask)
         loss = l_policy + cfg.value_coef * l_value - cfg.entropy_coef * h
 
@@ -154,7 +159,7 @@ class Learner:
 
         totals: dict[str, Tensor] = {}
         steps = 0
-        for _ in range(cfg.num_epochs):
+        for epoch in range(cfg.num_epochs):
             perm = torch.randperm(batch.B, device=self.device)
             for cols in perm.chunk(cfg.num_minibatches):
                 mb = {
@@ -162,7 +167,7 @@ class Learner:
                 }
                 for group in self.optimizer.param_groups:
                     group["lr"] = self.lr
-                loss, stats = self._minibatch_loss(mb)
+                loss, stats = self._minibatch_loss(mb, first_epoch=epoch == 0)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 stats["train/grad_norm"] = nn.utils.clip_grad_norm_(

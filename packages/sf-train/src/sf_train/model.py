@@ -140,6 +140,8 @@ class ActorCritic(nn.Module):
         self.critic = nn.Linear(core_out, 1)
         _init_linear(self.actor, 0.01)
         _init_linear(self.critic, 1.0)
+        # eps far below any return variance: a scenario paying 0.01 per kill has variances ~1e-4.
+        self.value_norm = RunningMeanStd((), eps=1e-10) if cfg.normalize_values else None
 
     def initial_state(self, batch_size: int, device: torch.device | str = "cpu") -> Tensor:
         """Zero recurrent state, ``[batch_size, rnn_size]`` (``[batch_size, 0]`` without GRU)."""
@@ -180,7 +182,16 @@ class ActorCritic(nn.Module):
         return x
 
     def _heads(self, core: Tensor) -> tuple[Tensor, Tensor]:
-        return self.actor(core), self.critic(core).squeeze(-1)
+        values = self.critic(core).squeeze(-1)
+        if self.value_norm is not None:
+            values = self.value_norm.denormalize(values.float())
+        return self.actor(core), values
+
+    @property
+    def value_std(self) -> float:
+        """The unit the critic learns in: the running std of its targets (1 without
+        ``normalize_values``)."""
+        return 1.0 if self.value_norm is None else float(self.value_norm.std)
 
     def forward(self, obs: Obs, rnn_state: Tensor) -> PolicyOutput:
         """One step for a batch of envs (inference): obs ``[B, ...]``, state ``[B, H]``."""

@@ -58,6 +58,15 @@ class RunningMeanStd(nn.Module):
         self.var.copy_(m2 / total)
         self.count.copy_(total)
 
+    @property
+    def std(self) -> Tensor:
+        """``sqrt(var + eps)`` as float32."""
+        return torch.sqrt(self.var + self.eps).float()
+
+    def denormalize(self, x: Tensor) -> Tensor:
+        """The inverse of :meth:`forward` without its clipping: ``x * std + mean``."""
+        return x * self.std.to(x.dtype) + self.mean.to(x.dtype)
+
     def forward(self, x: Tensor) -> Tensor:
         """Returns ``clip((x - mean) / sqrt(var + eps))`` in ``x``'s floating dtype."""
         dtype = x.dtype if x.is_floating_point() else torch.float32
