@@ -72,3 +72,34 @@ def test_errors_name_the_fix():
     dist = ActionDistribution(spaces.MultiDiscrete([2, 2]))
     with pytest.raises(ValueError, match="needs 4"):
         dist.entropy(torch.zeros(1, 5))
+
+
+def test_uniform_divergence_is_the_symmetric_kl_from_uniform_per_head():
+    dist = ActionDistribution(spaces.MultiDiscrete([3, 5]))
+    logits = torch.randn(4, 8)
+    expected = 0
+    for g in torch.split(logits, [3, 5], dim=-1):
+        pi = torch.distributions.Categorical(logits=g)
+        uniform = torch.distributions.Categorical(logits=torch.zeros_like(g))
+        kl = torch.distributions.kl_divergence
+        expected = expected + kl(pi, uniform) + kl(uniform, pi)
+    torch.testing.assert_close(dist.uniform_divergence(logits), expected)
+    assert dist.uniform_divergence(torch.zeros(2, 8)).abs().max() < 1e-6
+
+
+def test_uniform_divergence_grows_without_bound_where_the_entropy_flattens():
+    """As one action's logit rises, the entropy's slope goes to 0; the divergence keeps rising
+    with slope (k - 1) / k, since it is linear in the logits of the actions left behind."""
+    dist = ActionDistribution(spaces.Discrete(4))
+    logits = torch.zeros(1, 4)
+    slopes = []
+    for peak in (5.0, 20.0):
+        x = logits.clone()
+        x[0, 0] = peak
+        x.requires_grad_(True)
+        (entropy_slope,) = torch.autograd.grad(dist.entropy(x).sum(), x)
+        (divergence_slope,) = torch.autograd.grad(dist.uniform_divergence(x).sum(), x)
+        slopes.append((entropy_slope[0, 0].abs().item(), divergence_slope[0, 0].item()))
+    (h5, d5), (h20, d20) = slopes
+    assert h20 < 1e-5 < h5
+    assert d5 > d20 == pytest.approx(3 / 4, abs=1e-4)

@@ -103,17 +103,28 @@ def test_kl_adaptive_learner_moves_the_rate():
 
 
 @pytest.mark.parametrize(
-    "rnn,measurements,precision",
-    [(False, False, "float32"), (True, True, "float32"), (True, False, "bfloat16")],
+    "rnn,measurements,precision,exploration",
+    [
+        (False, False, "float32", "entropy"),
+        (True, True, "float32", "entropy"),
+        (True, False, "bfloat16", "entropy"),
+        (False, False, "float32", "uniform_kl"),
+    ],
 )
-def test_short_synchronous_run_learns_the_toy_env(rnn, measurements, precision):
+def test_short_synchronous_run_learns_the_toy_env(rnn, measurements, precision, exploration):
     """A random policy scores 8 of 16; the right action is visible in every frame.
 
     Each step's reward depends only on its own action, so a short horizon (gamma 0.5) keeps the
     value targets' variance low and the run short; typically ~30-60 updates. In bfloat16 the
     learner's products are rounded, its weights and optimiser state are not.
     """
-    algo = AlgoConfig(learning_rate=5e-3, gamma=0.5, entropy_coef=0.001, precision=precision)
+    algo = AlgoConfig(
+        learning_rate=5e-3,
+        gamma=0.5,
+        entropy_coef=0.001,
+        precision=precision,
+        exploration=exploration,
+    )
     model_cfg = ModelConfig(**{**TINY.__dict__, "rnn": rnn})
     venv, sampler, learner = make(
         8, 4, algo, model_cfg, T=16, seed=1, measurements=measurements, shuffle=True

@@ -164,8 +164,12 @@ class AlgoConfig:
     value_coef: float = 0.5
     """Weight of the value loss."""
     entropy_coef: float = 0.001
-    """Weight of the entropy bonus (exploration); single-player scenarios end better with a
-    sharp policy (fewer wasted shots), matches need 0.01 to keep the policy from collapsing."""
+    """Weight of the exploration term; single-player scenarios end better with a sharp policy
+    (fewer wasted shots), matches need 0.01 to keep the policy from collapsing."""
+    exploration: Literal["entropy", "uniform_kl"] = "entropy"
+    """The exploration term: 'entropy', a bonus on the policy's entropy; or 'uniform_kl', a
+    penalty on its symmetric KL divergence from the uniform policy, which (unlike the
+    entropy's pull) grows without bound as any action becomes impossible."""
     max_grad_norm: float = 4.0
     """Clip the global gradient norm to this value."""
     rho_bar: float = 1.0

@@ -107,6 +107,20 @@ class ActionDistribution:
             for g, i in zip(groups, indices, strict=True)
         )
 
+    def uniform_divergence(self, logits: Tensor) -> Tensor:
+        """``KL(pi || uniform) + KL(uniform || pi)``, summed over the sub-actions; shape
+        ``logits.shape[:-1]``.
+
+        Zero for a uniform policy; unlike the entropy, whose gradient vanishes as a policy
+        turns deterministic, the second term grows without bound as any action's
+        probability goes to 0, so a penalty on it keeps every action possible.
+        """
+        total = 0
+        for g in self._log_softmax(logits):
+            # KL(pi||u) = sum pi log pi + log k; KL(u||pi) = -log k - mean log pi.
+            total = total + (g.exp() * g).sum(-1) - g.mean(-1)
+        return total
+
     def entropy(self, logits: Tensor) -> Tensor:
         """Entropy, summed over the independent sub-actions; shape ``logits.shape[:-1]``."""
         # Clamping keeps 0 * log(0) at 0 when a logit is -inf (a masked action).

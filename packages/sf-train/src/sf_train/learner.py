@@ -117,7 +117,11 @@ class Learner:
             values[:T] / unit, vs / unit, mb["values"] / unit, cfg.value_clip, mask
         )
         h = entropy_bonus(entropy, mask)
-        loss = l_policy + cfg.value_coef * l_value - cfg.entropy_coef * h
+        if cfg.exploration == "uniform_kl":
+            explore = masked_mean(model.action_dist.uniform_divergence(logits), mask)
+        else:
+            explore = -h
+        loss = l_policy + cfg.value_coef * l_value + cfg.entropy_coef * explore
 
         with torch.no_grad():
             log_ratio = log_probs - mb["log_probs"]
