@@ -188,7 +188,9 @@ def plot(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (by_time, by_frames) = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    rows = (len(curves) + 1) // 2  # of the legend, two entries a row below the panels
+    height = 4.5 + 0.25 * rows
+    fig, (by_time, by_frames) = plt.subplots(1, 2, figsize=(12, height), sharey=True)
     for key, (label, points) in curves.items():
         means = [statistics.fmean(p.scores(metric)) for p in points]
         by_time.plot([p.time_s for p in points], means, "o-", label=f"({key}) {label}")
@@ -203,8 +205,8 @@ def plot(
         if metric == "kills"
         else "evaluated mean return (ViZDoom units)"
     )
-    by_time.legend()
+    fig.legend(loc="lower center", ncol=2, fontsize=9, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.25 * rows / height + 0.02, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
