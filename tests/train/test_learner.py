@@ -144,6 +144,28 @@ def test_short_synchronous_run_learns_the_toy_env(rnn, measurements, precision, 
     assert all(p.dtype == torch.float32 for p in learner.model.parameters())
 
 
+def learn_time_limit_task(
+    algo: AlgoConfig, normalize_values: bool = False
+) -> tuple[np.ndarray, list[float], Learner]:
+    """100 synchronous updates on the toy task of reward 1 per right action, episodes cut
+    after 4 steps by a time limit; returns the last rollout's episode returns, each rollout's
+    mean recorded value and the learner."""
+    model_cfg = ModelConfig(**{**TINY.__dict__, "rnn": False, "normalize_values": normalize_values})
+    venv, sampler, learner = make(
+        8, 8, algo, model_cfg, T=16, seed=1, episode_length=4, time_limit=True
+    )
+    values: list[float] = []
+    try:
+        for _ in range(100):
+            rollout = sampler.collect(learner.version)
+            learner.train(rollout.buffer)
+            values.append(float(rollout.buffer.values.mean()))
+            sampler.release(rollout.buffer)
+    finally:
+        venv.close()
+    return rollout.episode_returns, values, learner
+
+
 @pytest.mark.parametrize("bootstrap", [True, False])
 def test_a_time_limit_is_not_the_end_of_the_world_for_the_critic(bootstrap):
     """Reward 1 per right action, gamma 0.5, episodes cut after 4 steps by a time limit.
@@ -159,20 +181,8 @@ def test_a_time_limit_is_not_the_end_of_the_world_for_the_critic(bootstrap):
         reward_scale=1.0,
         value_bootstrap=bootstrap,
     )
-    model_cfg = ModelConfig(**{**TINY.__dict__, "rnn": False})
-    venv, sampler, learner = make(
-        8, 8, algo, model_cfg, T=16, seed=1, episode_length=4, time_limit=True
-    )
-    values: list[float] = []
-    try:
-        for _ in range(100):
-            rollout = sampler.collect(learner.version)
-            learner.train(rollout.buffer)
-            values.append(float(rollout.buffer.values.mean()))
-            sampler.release(rollout.buffer)
-    finally:
-        venv.close()
-    assert (rollout.episode_returns == 4).all()  # the policy is perfect by now
+    returns, values, _ = learn_time_limit_task(algo)
+    assert (returns == 4).all()  # the policy is perfect by now
     expected = 2.0 if bootstrap else (1.875 + 1.75 + 1.5 + 1.0) / 4
     assert np.mean(values[-10:]) == pytest.approx(expected, abs=0.1)
 
@@ -183,19 +193,7 @@ def test_normalized_values_learn_at_any_reward_scale(reward_scale):
     whatever the task pays: in units of its targets' running std, its loss has the same scale
     at 1e-3 and at 1e3 (unnormalised, one is lost under the gradient clip, the other in noise)."""
     algo = AlgoConfig(learning_rate=5e-3, gamma=0.5, entropy_coef=0.001, reward_scale=reward_scale)
-    model_cfg = ModelConfig(**{**TINY.__dict__, "rnn": False, "normalize_values": True})
-    venv, sampler, learner = make(
-        8, 8, algo, model_cfg, T=16, seed=1, episode_length=4, time_limit=True
-    )
-    values: list[float] = []
-    try:
-        for _ in range(100):
-            rollout = sampler.collect(learner.version)
-            learner.train(rollout.buffer)
-            values.append(float(rollout.buffer.values.mean()))
-            sampler.release(rollout.buffer)
-    finally:
-        venv.close()
-    assert (rollout.episode_returns == 4).all()
+    returns, values, learner = learn_time_limit_task(algo, normalize_values=True)
+    assert (returns == 4).all()
     assert np.mean(values[-10:]) / reward_scale == pytest.approx(2.0, abs=0.1)
     assert learner.model.value_std == pytest.approx(float(learner.model.value_norm.std))
