@@ -1,117 +1,240 @@
-"""Match throughput: agent steps/s and env frames/s, single process and in the vector engine.
+"""Match throughput against the limit the engines' own CPU sets, with and without spin yield.
 
 One match step advances every player ``frame_skip`` tics in lock step, so
-``agent steps = match steps x agents`` and ``env frames = match steps x frame_skip`` (frames of
-game time, as for single-player envs). Random actions, 160x120 render, 128x72 observations.
-The vector engine runs twice: workers free to move between CPUs, and pinned (the default when the
-workers deal evenly to the CPUs). Measured here (2 cores, 4 s each): match steps/s unpinned ->
-pinned: duel 392 -> 566, duel_bots 1,934 -> 2,252, deathmatch_bots (7 bots) 1,160 -> 1,586; one
-match in one process: 601, 1,070, 712.
+``agent steps = match steps x agents`` and ``env frames = match steps x frame_skip``. Random
+actions, 160x120 render, 128x72 observations.
 
-    python benchmarks/matches.py --seconds 8 --workers 2
+Every row measures, over its timed window, the CPU the ViZDoom engines used per match step
+(summed over all engines, from /proc) and turns it into the match steps/s the machine's CPUs
+could sustain if the engines ran alone (``limit = CPUs / engine CPU per step``); ``of limit`` is
+the rate reached divided by that. The driving side (this process and the vector engine's
+workers) is shown per step too. Each setup runs with the engines' own busy wait for their peers
+(``spin`` = ``as is``, ``SF_ENVS_SPIN_YIELD=0``) and with :mod:`sf_envs.match.spin`'s yielding
+launcher (``yield``), alternating, so both meet the same machine.
+
+    python benchmarks/matches.py --seconds 8 --repeats 2
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from sf_envs.match import MatchConfig, MatchCore
+from sf_envs.match.spin import SPIN_YIELD_ENV_VAR
 from sf_envs.match.unit import MATCH_VARIABLES, MatchUnitFactory
 from sf_envs.vector import protocol
 from sf_envs.vector.base import _layout
 from sf_envs.vector.engine import Engine, EngineSettings
 
-LINEUPS = {
-    "duel": {},
-    "duel_bots": {},
-    "deathmatch_bots": {"num_bots": 7},
-}
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def single_process(config: MatchConfig, seconds: float) -> float:
-    """Match steps per second of one MatchCore stepped in this process."""
+@dataclass
+class Sample:
+    """One timed window: match steps, and CPU seconds of the engines and of the driving side."""
+
+    steps: int
+    seconds: float
+    engine_cpu: float
+    driver_cpu: float
+
+    @property
+    def rate(self) -> float:
+        return self.steps / self.seconds
+
+
+def _descendants() -> dict[int, str]:
+    """Every live descendant of this process, with its command name."""
+    parents, names = {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    head, tail = f.read().rsplit(")", 1)
+            except OSError:
+                continue
+            parents[int(entry)] = int(tail.split()[1])
+            names[int(entry)] = head.split("(", 1)[1]
+    found, frontier = {}, [os.getpid()]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                found[pid] = names[pid]
+                frontier.append(pid)
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _cpu_split() -> tuple[float, float]:
+    """(engines, driving side): CPU seconds so far of the engines and of everything else."""
+    engines = driver = 0.0
+    for pid, name in _descendants().items():
+        if name == "vizdoom":
+            engines += _cpu_seconds(pid)
+        else:
+            driver += _cpu_seconds(pid)
+    own = os.times()
+    return engines, driver + own.user + own.system
+
+
+def timed(seconds: float, step: Callable[[], int]) -> Sample:
+    """Calls ``step`` (which returns the match steps it made) for ``seconds``."""
+    engines0, driver0 = _cpu_split()
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        steps += step()
+    elapsed = time.perf_counter() - start
+    engines1, driver1 = _cpu_split()
+    return Sample(steps, elapsed, engines1 - engines0, driver1 - driver0)
+
+
+def _random_actions(config: MatchConfig, rng: np.random.Generator, n: int) -> np.ndarray:
+    space = config.action_set.space
+    high = space.nvec if space.shape else space.n
+    return rng.integers(high, size=(n, *space.shape))
+
+
+def single_process(config: MatchConfig, seconds: float) -> Sample:
+    """One MatchCore stepped in this process."""
     n = config.num_agents
     obs = np.zeros((n, *config.options.obs_shape), dtype=np.uint8)
     rng = np.random.default_rng(0)
     core = MatchCore(config)
-    space = core.action_space
-    high = space.nvec if space.shape else space.n
     try:
         core.reset(0, obs, None)
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            actions = rng.integers(high, size=(n, *space.shape))
-            _, _, truncated = core.step(actions, obs, None)
-            steps += 1
+
+        def step() -> int:
+            _, _, truncated = core.step(_random_actions(config, rng, n), obs, None)
             if truncated.any():
-                core.reset(steps, obs, None)
-        return steps / (time.perf_counter() - start)
+                core.reset(None, obs, None)
+            return 1
+
+        return timed(seconds, step)
     finally:
         core.close()
 
 
 def in_engine(
-    config: MatchConfig, seconds: float, workers: int, per_worker: int, pin: bool
-) -> float:
-    """Match steps per second summed over ``workers x per_worker`` matches in the vector engine,
-    with each worker (and its engines) pinned to one CPU or not."""
+    config: MatchConfig, seconds: float, workers: int, per_worker: int, pin: bool, buffers: int
+) -> Sample:
+    """``workers x per_worker`` matches in the vector engine, each worker (and its engines)
+    pinned to one CPU or not. With ``buffers=2`` the matches form two batches that are stepped
+    as they come back, as sf-train's sampler does (each batch is resent as soon as it is done,
+    while the other one steps); with 1, every step waits for all matches."""
     units = workers * per_worker
     num_envs = units * config.num_agents
     layout = _layout(num_envs, config.options, 4, len(MATCH_VARIABLES), same_step=True)
     settings = EngineSettings(pin_workers=pin)
     factory = MatchUnitFactory(config)
-    engine = Engine(factory, units, per_worker, workers, layout, True, "bench", settings)
-    groups = list(range(workers))
+    per_group = per_worker // buffers
+    engine = Engine(factory, units, per_group, workers, layout, True, "bench", settings)
+    groups = list(range(units // per_group))
     shared = engine.buffers.arrays
     rng = np.random.default_rng(0)
+    rows = per_group * config.num_agents
 
-    def run(opcode: bytes) -> None:
-        engine.submit(opcode, groups)
-        done: set[int] = set()
-        while len(done) < len(groups):
-            done |= set(engine.collect())
+    def send(opcode: bytes, ready: list[int]) -> None:
+        for g in ready:
+            shared["actions"][g * rows : (g + 1) * rows] = _random_actions(config, rng, rows)
+        engine.submit(opcode, ready)
 
     try:
         shared["seed"][:] = np.arange(num_envs)
-        run(protocol.RESET)
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            shared["actions"][:] = rng.integers(0, len(config.actions), num_envs)
-            run(protocol.STEP)
-            steps += units
-        return steps / (time.perf_counter() - start)
+        send(protocol.RESET, groups)
+        done: set[int] = set()
+        while len(done) < len(groups):
+            done |= set(engine.collect())
+        if buffers == 1:
+
+            def step() -> int:
+                send(protocol.STEP, groups)
+                finished: set[int] = set()
+                while len(finished) < len(groups):
+                    finished |= set(engine.collect())
+                return units
+
+        else:
+            send(protocol.STEP, groups)
+
+            def step() -> int:
+                ready = engine.collect()
+                send(protocol.STEP, ready)
+                return len(ready) * per_group
+
+        return timed(seconds, step)
     finally:
         engine.close()
+
+
+def _with_spin(mode: str, measure: Callable[[], Sample]) -> Sample:
+    """Runs ``measure`` with the engines as they are (``as is``) or yielding (``yield``)."""
+    before = os.environ.get(SPIN_YIELD_ENV_VAR)
+    os.environ[SPIN_YIELD_ENV_VAR] = "0" if mode == "as is" else "1"
+    try:
+        return measure()
+    finally:
+        if before is None:
+            del os.environ[SPIN_YIELD_ENV_VAR]
+        else:
+            os.environ[SPIN_YIELD_ENV_VAR] = before
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="timed seconds per row")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--per-worker", type=int, default=2, help="matches per worker")
+    parser.add_argument("--repeats", type=int, default=2, help="runs per row (median shown)")
+    parser.add_argument("--scenario", default="duel", help="match scenario (duel, duel_bots…)")
     parser.add_argument("--frame-skip", type=int, default=4)
     args = parser.parse_args()
+    config = MatchConfig.create(args.scenario, frame_skip=args.frame_skip)
+    cpus = len(os.sched_getaffinity(0))
+    setups: list[tuple[str, Callable[[], Sample]]] = [
+        ("1 match, 1 process", lambda: single_process(config, args.seconds)),
+        ("engine 1w x 1", lambda: in_engine(config, args.seconds, 1, 1, False, 1)),
+        ("engine 2w x 1 pinned", lambda: in_engine(config, args.seconds, 2, 1, True, 1)),
+        ("engine 2w x 2 pinned", lambda: in_engine(config, args.seconds, 2, 2, True, 1)),
+        ("engine 2w x 2", lambda: in_engine(config, args.seconds, 2, 2, False, 1)),
+        ("engine 2w x 2 pinned, 2 batches", lambda: in_engine(config, args.seconds, 2, 2, True, 2)),
+        ("engine 2w x 4 pinned, 2 batches", lambda: in_engine(config, args.seconds, 2, 4, True, 2)),
+    ]
     print(
-        f"{'scenario':<16} {'where':<26} {'agents':>6} {'match steps/s':>14} "
-        f"{'agent steps/s':>14} {'env frames/s':>13}"
+        f"{args.scenario}, {config.num_agents} agents, frame skip {args.frame_skip}, {cpus} CPUs, "
+        f"{args.seconds:g} s x {args.repeats} (median)"
     )
-    for name, lineup in LINEUPS.items():
-        config = MatchConfig.create(name, frame_skip=args.frame_skip, **lineup)
-        engine = f"engine {args.workers}w x {args.per_worker}"
-        for where, rate in (
-            ("1 process", single_process(config, args.seconds)),
-            (engine, in_engine(config, args.seconds, args.workers, args.per_worker, pin=False)),
-            (
-                f"{engine} pinned",
-                in_engine(config, args.seconds, args.workers, args.per_worker, pin=True),
-            ),
-        ):
+    print(
+        f"{'setup':<32} {'engines':<7} {'match steps/s':>13} {'engine ms/step':>14} "
+        f"{'driver ms/step':>14} {'limit':>7} {'of limit':>8} {'x as is':>8}"
+    )
+    for name, measure in setups:
+        samples: dict[str, list[Sample]] = {"as is": [], "yield": []}
+        for _ in range(args.repeats):
+            for mode in samples:
+                samples[mode].append(_with_spin(mode, measure))
+        base = statistics.median(s.rate for s in samples["as is"])
+        for mode, runs in samples.items():
+            rate = statistics.median(s.rate for s in runs)
+            engine_ms = statistics.median(1000 * s.engine_cpu / s.steps for s in runs)
+            driver_ms = statistics.median(1000 * s.driver_cpu / s.steps for s in runs)
+            limit = cpus * 1000 / engine_ms
             print(
-                f"{name:<16} {where:<26} {config.num_agents:>6} {rate:>14,.0f} "
-                f"{rate * config.num_agents:>14,.0f} {rate * args.frame_skip:>13,.0f}",
+                f"{name:<32} {mode:<7} {rate:>13,.0f} {engine_ms:>14.3f} {driver_ms:>14.3f} "
+                f"{limit:>7,.0f} {rate / limit:>8.2f} {rate / base:>8.2f}",
                 flush=True,
             )
 

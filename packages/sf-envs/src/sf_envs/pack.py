@@ -25,6 +25,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from sf_envs.cache import user_cache
 from sf_envs.errors import OptionError
 
 __all__ = [
@@ -76,8 +77,7 @@ def pack_dir(directory: str | os.PathLike[str] | None = None) -> Path:
         return Path(directory).expanduser()
     if os.environ.get(PACK_ENV_VAR):
         return Path(os.environ[PACK_ENV_VAR]).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(cache) / "sf-envs" / "scenarios"
+    return user_cache("scenarios")
 
 
 def pack_file(name: str, directory: str | os.PathLike[str] | None = None) -> str:

@@ -32,6 +32,7 @@ from sf_envs.match.ports import PortLease, lease_port
 from sf_envs.match.probe import mark_proven, probe_start, proven
 from sf_envs.match.scenarios import MatchConfig
 from sf_envs.match.scripted import SCRIPTED_LEVELS, ScriptedBrain
+from sf_envs.match.spin import engine_path
 from sf_envs.vector.procs import command_line_option, console_to, find_processes, log_tail
 
 __all__ = ["MatchCore"]
@@ -169,13 +170,15 @@ class MatchCore:
         connect_timeout = config.timeout
         if self._guarded:
             connect_timeout = max(connect_timeout, _GUARDED_CONNECT_TIMEOUT_S)
+        # Only networked engines wait for peers; a lone engine runs its bots itself.
+        engine = engine_path() if networked else None
         self.players = []
         for i in range(config.num_engines):
             folder = os.path.join(self.workdir, f"player_{i}")
             os.makedirs(folder)
             args = game_args(config, i, port, self.bots_path, connect_timeout)
             if i < config.num_agents:
-                self.players.append(MatchPlayer(config, i, folder, args))
+                self.players.append(MatchPlayer(config, i, folder, args, engine))
             else:
                 level = SCRIPTED_LEVELS[config.scripted[i - config.num_agents].level]
                 brain = ScriptedBrain(
@@ -185,7 +188,7 @@ class MatchCore:
                     turn="TURN_LEFT" in config.buttons,
                     advance="MOVE_FORWARD" in config.buttons,
                 )
-                self.players.append(ScriptedMatchPlayer(config, i, folder, args, brain))
+                self.players.append(ScriptedMatchPlayer(config, i, folder, args, brain, engine))
         self._ini_paths[:] = [p.ini_path for p in self.players]
         self._lockstep = LockStep(config.num_engines, config.timeout)
         lease = self._port

@@ -80,10 +80,15 @@ class MatchPlayer:
         index: Player index; 0 hosts.
         workdir: This player's own folder (ViZDoom's ini, crash logs).
         args: Console arguments from :func:`game_args`.
+        engine: The engine executable to start (:func:`~sf_envs.match.spin.engine_path`);
+            ViZDoom's own when None.
     """
 
-    def __init__(self, config: MatchConfig, index: int, workdir: str, args: str) -> None:
+    def __init__(
+        self, config: MatchConfig, index: int, workdir: str, args: str, engine: str | None = None
+    ) -> None:
         self.index = index
+        self._engine = engine
         self.config = config
         self.ini_path = os.path.join(workdir, "_vizdoom.ini")
         self._args = args
@@ -110,6 +115,8 @@ class MatchPlayer:
         keeps the state, so :meth:`restart` is the only way to reseed a running game.
         """
         game = vizdoom.DoomGame()
+        if self._engine is not None:
+            game.set_vizdoom_path(self._engine)
         m = self.config.map
         game.set_doom_game_path(m.iwad_path)
         if m.wad_path is not None:
@@ -263,9 +270,15 @@ class ScriptedMatchPlayer(MatchPlayer):
     """
 
     def __init__(
-        self, config: MatchConfig, index: int, workdir: str, args: str, brain: ScriptedBrain
+        self,
+        config: MatchConfig,
+        index: int,
+        workdir: str,
+        args: str,
+        brain: ScriptedBrain,
+        engine: str | None = None,
     ) -> None:
-        super().__init__(config, index, workdir, args)
+        super().__init__(config, index, workdir, args, engine)
         self.brain = brain
         self._decision = [0.0] * len(BUTTONS)
 

@@ -1,0 +1,103 @@
+"""Networked engines that give their CPU away while they wait for a peer.
+
+A ViZDoom engine in a network game waits for its peers' tic commands by polling its UDP socket
+in a busy loop (``TryRunTics`` in the engine's ``d_net.cpp``). One duel on two idle cores loses
+little to that, but duels that share cores do: measured on 2 cores, the engines of 2 workers x 2
+duels spent 2.0-2.2 ms of CPU per match step, most of it polling for a peer that waited for the
+same CPU, against about 1 ms with the poller stepping aside (numbers in the sf-envs README).
+
+:func:`engine_path` gives a launcher that starts ViZDoom's engine with ``spin_yield.c`` preloaded:
+after a run of empty polls the engine calls ``sched_yield()``. It changes no result of any call,
+so the lock step and everything a match computes stay exactly as they were; only who runs while
+an engine waits changes. The library is compiled once per machine with the system C compiler
+into the user cache. Without a compiler, matches run with the engines' own busy wait and a
+warning says what that costs and how to fix it; ``SF_ENVS_SPIN_YIELD=0`` turns the launcher off
+(for comparisons) and silences that warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import vizdoom
+
+from sf_envs.cache import user_cache
+
+__all__ = ["SPIN_YIELD_ENV_VAR", "engine_path"]
+
+logger = logging.getLogger(__name__)
+
+#: Set to ``0`` to start networked engines as they are, busy-waiting for their peers.
+SPIN_YIELD_ENV_VAR = "SF_ENVS_SPIN_YIELD"
+_SOURCE = Path(__file__).with_name("spin_yield.c")
+_ENGINE = Path(vizdoom.__file__).with_name("vizdoom")
+_LOCK = threading.Lock()
+_built: dict[Path, str | None] = {}
+
+
+def engine_path() -> str | None:
+    """The launcher networked matches start their engines with; None for ViZDoom's own engine
+    (turned off by :data:`SPIN_YIELD_ENV_VAR`, or no C compiler: then it warns once)."""
+    if os.environ.get(SPIN_YIELD_ENV_VAR, "1") == "0":
+        return None
+    folder = _build_folder()
+    with _LOCK:
+        if folder not in _built:
+            _built[folder] = _build(folder)
+        return _built[folder]
+
+
+def _build_folder() -> Path:
+    """One folder per source and engine: a changed shim or another vizdoom install rebuilds."""
+    key = hashlib.sha256(_SOURCE.read_bytes() + str(_ENGINE).encode()).hexdigest()[:16]
+    return user_cache("engine") / key
+
+
+def _build(folder: Path) -> str | None:
+    launcher = folder / "vizdoom"
+    if launcher.is_file():
+        return str(launcher)
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    try:
+        if compiler is None:
+            raise OSError("no C compiler (cc or gcc) on PATH")
+        folder.mkdir(parents=True, exist_ok=True)
+        library = folder / "spin_yield.so"
+        # Built under temporary names and renamed: workers starting together may all build.
+        with tempfile.TemporaryDirectory(dir=folder) as scratch:
+            built = Path(scratch) / library.name
+            result = subprocess.run(
+                [compiler, "-O2", "-shared", "-fPIC", "-o", str(built), str(_SOURCE), "-ldl"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            if result.returncode != 0:
+                raise OSError(f"{compiler} failed: {result.stderr.strip()[-500:]}")
+            os.replace(built, library)
+            script = Path(scratch) / "vizdoom"
+            script.write_text(
+                "#!/bin/sh\n"
+                f'LD_PRELOAD="{library}${{LD_PRELOAD:+ $LD_PRELOAD}}" exec "{_ENGINE}" "$@"\n'
+            )
+            script.chmod(0o755)
+            os.replace(script, launcher)
+    except (OSError, subprocess.SubprocessError) as exc:
+        logger.warning(
+            "networked matches start ViZDoom's engines as they are, busy-waiting for their "
+            "peers, which halves the speed of duels that share CPUs (could not build %s: %s). "
+            "Install a C compiler (e.g. gcc) to fix this, or set %s=0 to run without it and "
+            "silence this warning",
+            _SOURCE.name,
+            exc,
+            SPIN_YIELD_ENV_VAR,
+        )
+        return None
+    return str(launcher)
