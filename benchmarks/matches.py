@@ -115,7 +115,7 @@ def single_process(config: MatchConfig, seconds: float) -> Sample:
     n = config.num_agents
     obs = np.zeros((n, *config.options.obs_shape), dtype=np.uint8)
     rng = np.random.default_rng(0)
-    core = MatchCore(config)
+    core = MatchCore(config, console_log=True)
     try:
         core.reset(0, obs, None)
 

@@ -69,9 +69,9 @@ def main() -> None:
     print(f"{'round':>5} {'duel steps/s':>13} {'scripted steps/s':>17} {'ratio':>6} {'µs/step':>8}")
     ratios, costs = [], []
     for k in range(args.rounds):
-        base = single_process(reference, args.seconds)
+        base = single_process(reference, args.seconds).rate
         with DecisionClock() as clock:
-            rate = single_process(contender, args.seconds)
+            rate = single_process(contender, args.seconds).rate
         per_step = 1e6 * clock.seconds / max(clock.calls, 1)
         ratios.append(rate / base)
         costs.append(per_step)
