@@ -46,7 +46,10 @@ from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.tune.registry import register_env
 
 SMALL = {"resolution": (160, 120), "obs_size": (64, 64), "channels_last": True}
-BATCH = 64
+# Steps per iteration, above basic's longest episode (300 tics = 75 steps): every iteration then
+# ends an episode, so its episode_return_mean is a number (with 64, a random policy's 60-step
+# episode followed by a timeout left the second iteration without one: NaN).
+BATCH = 96
 TINY_PPO = {"train_batch_size_per_learner": BATCH, "minibatch_size": 32, "num_epochs": 1}
 ITERATIONS = 2
 
