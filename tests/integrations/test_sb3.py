@@ -17,6 +17,13 @@ from sf_envs.integrations.sb3 import make_sb3_vec_env
 SMALL = {"resolution": (160, 120), "obs_size": (64, 48)}
 
 
+@pytest.fixture(autouse=True)
+def _logs_in_tmp_path(monkeypatch, tmp_path) -> None:
+    """SB3's logger makes a folder even when it logs nothing (``$TMPDIR/SB3-<time>`` unless
+    ``SB3_LOGDIR`` is set): keep it in the test's own temporary folder."""
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
+
+
 def _learn(env, policy: str) -> PPO:
     model = PPO(policy, env, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
     return model.learn(total_timesteps=256)
