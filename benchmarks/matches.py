@@ -18,10 +18,11 @@ launcher (``yield``), alternating, so both meet the same machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,7 @@ from sf_envs.match.unit import MATCH_VARIABLES, MatchUnitFactory
 from sf_envs.vector import protocol
 from sf_envs.vector.base import _layout
 from sf_envs.vector.engine import Engine, EngineSettings
+from sf_envs.vector.procs import command_line_option, find_processes
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -50,26 +52,9 @@ class Sample:
         return self.steps / self.seconds
 
 
-def _descendants() -> dict[int, str]:
-    """Every live descendant of this process, with its command name."""
-    parents, names = {}, {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    head, tail = f.read().rsplit(")", 1)
-            except OSError:
-                continue
-            parents[int(entry)] = int(tail.split()[1])
-            names[int(entry)] = head.split("(", 1)[1]
-    found, frontier = {}, [os.getpid()]
-    while frontier:
-        parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in found:
-                found[pid] = names[pid]
-                frontier.append(pid)
-    return found
+def _descendants(pid: int) -> list[int]:
+    children = find_processes(parent=pid)
+    return children + [d for child in children for d in _descendants(child)]
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -84,11 +69,11 @@ def _cpu_seconds(pid: int) -> float:
 def _cpu_split() -> tuple[float, float]:
     """(engines, driving side): CPU seconds so far of the engines and of everything else."""
     engines = driver = 0.0
-    for pid, name in _descendants().items():
-        if name == "vizdoom":
-            engines += _cpu_seconds(pid)
-        else:
+    for pid in _descendants(os.getpid()):
+        if command_line_option(pid, "+viz_instance_id") is None:
             driver += _cpu_seconds(pid)
+        else:
+            engines += _cpu_seconds(pid)
     own = os.times()
     return engines, driver + own.user + own.system
 
@@ -182,12 +167,18 @@ def in_engine(
         engine.close()
 
 
-def _with_spin(mode: str, measure: Callable[[], Sample]) -> Sample:
-    """Runs ``measure`` with the engines as they are (``as is``) or yielding (``yield``)."""
+#: How networked engines wait for their peers in a measurement: the value of SPIN_YIELD_ENV_VAR.
+SPIN_MODES = {"as is": "0", "yield": "1"}
+
+
+@contextlib.contextmanager
+def spin_mode(mode: str) -> Iterator[None]:
+    """Engines started inside wait for their peers as they are (``as is``) or yielding
+    (``yield``); workers inherit the setting with the environment."""
     before = os.environ.get(SPIN_YIELD_ENV_VAR)
-    os.environ[SPIN_YIELD_ENV_VAR] = "0" if mode == "as is" else "1"
+    os.environ[SPIN_YIELD_ENV_VAR] = SPIN_MODES[mode]
     try:
-        return measure()
+        yield
     finally:
         if before is None:
             del os.environ[SPIN_YIELD_ENV_VAR]
@@ -222,10 +213,11 @@ def main() -> None:
         f"{'driver ms/step':>14} {'limit':>7} {'of limit':>8} {'x as is':>8}"
     )
     for name, measure in setups:
-        samples: dict[str, list[Sample]] = {"as is": [], "yield": []}
+        samples: dict[str, list[Sample]] = {mode: [] for mode in SPIN_MODES}
         for _ in range(args.repeats):
             for mode in samples:
-                samples[mode].append(_with_spin(mode, measure))
+                with spin_mode(mode):
+                    samples[mode].append(measure())
         base = statistics.median(s.rate for s in samples["as is"])
         for mode, runs in samples.items():
             rate = statistics.median(s.rate for s in runs)

@@ -12,16 +12,14 @@ and the ratio of the medians. No evaluations run inside the window.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
 
-from sf_envs.match.spin import SPIN_YIELD_ENV_VAR
+from matches import SPIN_MODES, spin_mode
+
 from sf_train.config import Config, EnvConfig, RunConfig
 from sf_train.trainer import Progress, Trainer
-
-MODES = {"as is": "0", "yield": "1"}
 
 
 def train_rate(env: EnvConfig, seconds: float, warmup: float) -> float:
@@ -58,11 +56,11 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=EnvConfig.num_envs)
     args = parser.parse_args()
     env = EnvConfig(env=args.env, num_envs=args.num_envs, batch_size=args.num_envs // 2)
-    rates: dict[str, list[float]] = {mode: [] for mode in MODES}
+    rates: dict[str, list[float]] = {mode: [] for mode in SPIN_MODES}
     for _ in range(args.repeats):
-        for mode, value in MODES.items():
-            os.environ[SPIN_YIELD_ENV_VAR] = value
-            rates[mode].append(train_rate(env, args.seconds, args.warmup))
+        for mode in SPIN_MODES:
+            with spin_mode(mode):
+                rates[mode].append(train_rate(env, args.seconds, args.warmup))
             print(f"{mode:<6} {rates[mode][-1]:>9,.0f} env frames/s", flush=True)
     base = statistics.median(rates["as is"])
     print(

@@ -115,11 +115,8 @@ class ActionDistribution:
         turns deterministic, the second term grows without bound as any action's
         probability goes to 0, so a penalty on it keeps every action possible.
         """
-        total = 0
-        for g in self._log_softmax(logits):
-            # KL(pi||u) = sum pi log pi + log k; KL(u||pi) = -log k - mean log pi.
-            total = total + (g.exp() * g).sum(-1) - g.mean(-1)
-        return total
+        # KL(pi||u) = sum pi log pi + log k = -H + log k; KL(u||pi) = -log k - mean log pi.
+        return -self.entropy(logits) - sum(g.mean(-1) for g in self._log_softmax(logits))
 
     def entropy(self, logits: Tensor) -> Tensor:
         """Entropy, summed over the independent sub-actions; shape ``logits.shape[:-1]``."""

@@ -152,9 +152,9 @@ class LockStep:
         """
         if self._broken is not None:
             raise MatchError(f"the match is unusable since {self._broken}; create a new match")
+        # No reset of _errors: any failure breaks the group, so a run after one never starts.
         self._work = fn
         self._pending = self.n
-        self._errors = [None] * self.n
         for start in self._starts:
             start.release()
         limit = self.timeout if timeout is None else timeout
@@ -164,11 +164,11 @@ class LockStep:
             with self._mutex:
                 self._signalled = False
                 pending = self._pending
-            failures = [(i, e) for i, e in enumerate(self._errors) if e is not None]
             if pending == 0:
                 break
+            failed = any(e is not None for e in self._errors)
             if not woken:
-                if failures:
+                if failed:
                     break
                 self._break("a player hung")
                 raise MatchHungError(
@@ -178,6 +178,7 @@ class LockStep:
             # Once a player failed, the others get a short grace: a player whose peer's
             # engine died can block inside the engine, and the failure is already known.
             deadline = min(deadline, time.monotonic() + _GRACE_S)
+        failures = [(i, e) for i, e in enumerate(self._errors) if e is not None]
         if failures:
             i, error = min(failures, key=lambda f: isinstance(f[1], threading.BrokenBarrierError))
             self._break(f"player {i} failed: {error!r}")

@@ -2,9 +2,9 @@
 
 A ViZDoom engine in a network game waits for its peers' tic commands by polling its UDP socket
 in a busy loop (``TryRunTics`` in the engine's ``d_net.cpp``). One duel on two idle cores loses
-little to that, but duels that share cores do: measured on 2 cores, the engines of 2 workers x 2
-duels spent 2.0-2.2 ms of CPU per match step, most of it polling for a peer that waited for the
-same CPU, against about 1 ms with the poller stepping aside (numbers in the sf-envs README).
+little to that, but duels that share cores do: measured on 2 cores, the engines of 2 pinned
+workers x 2 duels spent 1.9 ms of CPU per match step polling as they are, 1.4 ms with the poller
+stepping aside, and ran 1.41x the match steps/s (numbers in the sf-envs README).
 
 :func:`engine_path` gives a launcher that starts ViZDoom's engine with ``spin_yield.c`` preloaded:
 after a run of empty polls the engine calls ``sched_yield()``. It changes no result of any call,
@@ -17,6 +17,7 @@ warning says what that costs and how to fix it; ``SF_ENVS_SPIN_YIELD=0`` turns t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -54,10 +55,14 @@ def engine_path() -> str | None:
         return _built[folder]
 
 
+@functools.cache
+def _build_key() -> str:
+    """One build per source and engine: a changed shim or another vizdoom install rebuilds."""
+    return hashlib.sha256(_SOURCE.read_bytes() + str(_ENGINE).encode()).hexdigest()[:16]
+
+
 def _build_folder() -> Path:
-    """One folder per source and engine: a changed shim or another vizdoom install rebuilds."""
-    key = hashlib.sha256(_SOURCE.read_bytes() + str(_ENGINE).encode()).hexdigest()[:16]
-    return user_cache("engine") / key
+    return user_cache("engine") / _build_key()
 
 
 def _build(folder: Path) -> str | None:
@@ -92,7 +97,8 @@ def _build(folder: Path) -> str | None:
     except (OSError, subprocess.SubprocessError) as exc:
         logger.warning(
             "networked matches start ViZDoom's engines as they are, busy-waiting for their "
-            "peers, which halves the speed of duels that share CPUs (could not build %s: %s). "
+            "peers, which costs duels that share CPUs a quarter to a half of their speed (could not "
+            "build %s: %s). "
             "Install a C compiler (e.g. gcc) to fix this, or set %s=0 to run without it and "
             "silence this warning",
             _SOURCE.name,
