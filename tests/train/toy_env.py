@@ -51,9 +51,10 @@ class ToyVecEnv:
             (the episode's progress) besides the ``"screen"``.
         shuffle: Return ready envs in random order, as envs of uneven speed would be.
         seed: Seed of the env's own random generator.
-        variables: Report one game variable, ``"episode_return"``, in
-            ``info["final_info"]["variables"]``: a view of one buffer that every ``recv``
-            rewrites, as the sf-envs engine's (``copy=False``) is.
+        variables: Report one game variable, ``"episode_return"``: the return so far in
+            ``info["variables"]`` every step, and the episode's in
+            ``info["final_info"]["variables"]`` at its end (a view of one buffer that every
+            ``recv`` rewrites, as the sf-envs engine's, with ``copy=False``, is).
 
     Example:
         >>> venv = ToyVecEnv(num_envs=4, batch_size=2)
@@ -170,6 +171,8 @@ class ToyVecEnv:
         if self.variable_names:
             self._final_variables[:, 0] = np.where(episode_mask, self._episode_r[ids], 0.0)
             info["final_info"] = {"variables": self._final_variables}
+            info["_final_info"] = episode_mask
+            info["variables"] = self._return[ids, None].astype(np.float64)
         if self.time_limit:
             final = self._screens(self._final_col[ids]) * episode_mask[:, None, None, None]
             info["final_obs"] = self._observation(final, np.full(len(ids), self.episode_length))

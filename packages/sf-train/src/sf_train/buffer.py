@@ -39,7 +39,10 @@ class TrajectoryBuffer:
             policy's value of the final observation (the bootstrap that the cut hides), else 0,
             ``[T, B]``.
         policy_versions: Version of the policy that chose each action, ``[T, B]`` int64.
+        valid: Whether step ``t`` was played, ``[T, B]``; false only in the padding after an
+            episode whose row went to another policy of a population.
         rnn_state: Recurrent state before step 0, ``[B, H]`` (already zeroed at episode starts).
+        policy: The policy (of a population) whose trajectories it holds.
     """
 
     def __init__(
@@ -50,9 +53,11 @@ class TrajectoryBuffer:
         action_shape: tuple[int, ...],
         rnn_size: int,
         pin_memory: bool | None = None,
+        policy: int = 0,
     ) -> None:
         pin = torch.cuda.is_available() if pin_memory is None else pin_memory
         self.T, self.B = T, B
+        self.policy = policy
         self.obs: Obs
         if isinstance(observation_space, spaces.Dict):
             self.obs = {
@@ -68,6 +73,7 @@ class TrajectoryBuffer:
         self.dones = _alloc((T, B), torch.bool, pin)
         self.truncation_values = _alloc((T, B), torch.float32, pin)
         self.policy_versions = _alloc((T, B), torch.int64, pin)
+        self.valid = torch.ones((T, B), dtype=torch.bool, pin_memory=pin)
         self.rnn_state = _alloc((B, rnn_size), torch.float32, pin)
 
     def resets(self) -> Tensor:
@@ -96,6 +102,7 @@ class TrajectoryBuffer:
             "dones",
             "truncation_values",
             "policy_versions",
+            "valid",
         )
         out: dict[str, Tensor | dict[str, Tensor]] = {f: move(getattr(self, f)) for f in fields}
         out["obs"] = obs

@@ -88,7 +88,8 @@ class Learner:
         logits, values = out.logits[:T].float(), out.values.float()
         log_probs = model.action_dist.log_prob(logits, mb["actions"])
         entropy = model.action_dist.entropy(logits)
-        mask, lag = policy_lag_mask(mb["policy_versions"], self.version, cfg.max_policy_lag)
+        recent, lag = policy_lag_mask(mb["policy_versions"], self.version, cfg.max_policy_lag)
+        mask = recent & mb["valid"]
 
         with torch.no_grad():
             discounts = cfg.gamma * (~mb["dones"]).float()
@@ -126,8 +127,9 @@ class Learner:
         with torch.no_grad():
             log_ratio = log_probs - mb["log_probs"]
             approx_kl = masked_mean(torch.exp(log_ratio) - 1.0 - log_ratio, mask)
-            residual_var = torch.var(vs - values[:T])
-            explained_variance = 1.0 - residual_var / torch.var(vs).clamp(min=1e-8)
+            played = mb["valid"]
+            residual_var = torch.var((vs - values[:T])[played])
+            explained_variance = 1.0 - residual_var / torch.var(vs[played]).clamp(min=1e-8)
         stats = {
             "losses/policy_loss": l_policy.detach(),
             "losses/value_loss": l_value.detach(),
@@ -135,10 +137,10 @@ class Learner:
             "losses/approx_kl": approx_kl,
             "losses/clipfrac": clip_fraction,
             "losses/explained_variance": explained_variance,
-            "train/policy_lag_min": lag.min().float(),
-            "train/policy_lag_avg": lag.float().mean(),
-            "train/policy_lag_max": lag.max().float(),
-            "train/stale_fraction": 1.0 - mask.float().mean(),
+            "train/policy_lag_min": lag[played].min().float(),
+            "train/policy_lag_avg": lag[played].float().mean(),
+            "train/policy_lag_max": lag[played].max().float(),
+            "train/stale_fraction": 1.0 - mask.sum() / played.sum(),
         }
         return loss, stats
 
