@@ -171,7 +171,7 @@ def test_worker_settings_may_change_on_resume(toy_config, tmp_path):
     cfg = toy_config(frames=128, sync=True)
     train(cfg)
     cfg.env.worker_timeout, cfg.env.worker_max_restarts = 5.0, 9
-    assert prepare_run_folder(cfg, resume=True)["frames"] == 128
+    assert prepare_run_folder(cfg, resume=True)[0]["frames"] == 128
     assert load_run_config(tmp_path / "run").env.worker_timeout == 5.0
 
 

@@ -57,6 +57,11 @@ def _train_parser(defaults: Config | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _returns(returns: tuple[float | None, ...]) -> str:
+    """Each policy's mean return ("-" until known), separated by slashes in a population."""
+    return " / ".join("-" if r is None else f"{r:.2f}" for r in returns) or "-"
+
+
 def _train(argv: list[str]) -> int:
     from sf_train.trainer import Progress as TrainProgress
     from sf_train.trainer import train
@@ -91,12 +96,12 @@ def _train(argv: list[str]) -> int:
                 task,
                 completed=min(p.frames, p.total_frames),
                 fps=p.fps,
-                reward="-" if p.mean_return is None else f"{p.mean_return:.2f}",
+                reward=_returns(p.returns),
                 lag="-" if p.policy_lag is None else f"{p.policy_lag:.1f}",
             )
 
         result = train(cfg, resume=args.resume, on_progress=show)
-    reward = "-" if result.mean_return is None else f"{result.mean_return:.2f}"
+    reward = _returns(result.returns)
     console.print(
         f"[green]done[/]: {result.frames:,} frames, {result.fps:,.0f} frames/s over "
         f"{result.seconds:.0f} s, mean return {reward}; checkpoint {result.checkpoint}",

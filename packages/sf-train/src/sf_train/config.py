@@ -36,6 +36,7 @@ __all__ = [
     "load_config",
     "resolve_device",
     "save_config",
+    "shaping_weights",
     "validate",
 ]
 
@@ -199,6 +200,17 @@ class AlgoConfig:
     """Where a time limit truncates an episode, bootstrap its last step from the value of the
     final observation (Pardo et al. 2018, "Time Limits in Reinforcement Learning") instead of
     treating the cut as the end of the world. Real terminations are never bootstrapped."""
+    num_policies: int = 1
+    """Policies trained together in one run (a population sharing the envs): each has its own
+    model, optimiser, hyperparameters and batches of num_envs / num_policies trajectories, and
+    every game's seats are given to policies drawn anew at each episode start. Checkpoints go
+    to one folder per policy (RUN_DIR/p0, p1, ...), each a run folder of its own for eval,
+    enjoy and sf-league. 1: one policy, as usual."""
+    shaping: tuple[str, ...] = ()
+    """Reward shaping added to the env's reward, as VARIABLE=WEIGHT items over the env's game
+    variables (their change each step), e.g. frags=1 deaths=-0.5 damage_dealt=0.01 on
+    sf/DoomDuel-v0. Every policy starts with these weights; sf-league's population training
+    mutates them per policy. Returns are logged without it (charts/shaping_return shows it)."""
 
 
 @dataclass
@@ -322,11 +334,28 @@ def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
         errors.append(f"algo.adam_eps={c.adam_eps}: use a positive value, e.g. 1e-6")
     if c.num_epochs < 1:
         errors.append(f"algo.num_epochs={c.num_epochs}: use at least 1")
-    if c.num_minibatches < 1 or env.num_envs % c.num_minibatches:
+    if c.num_policies < 1 or env.num_envs % c.num_policies:
+        errors.append(
+            f"algo.num_policies={c.num_policies}: use a divisor of env.num_envs ({env.num_envs}), "
+            "each policy's batches hold num_envs / num_policies trajectories"
+        )
+    elif c.num_minibatches < 1 or (env.num_envs // c.num_policies) % c.num_minibatches:
         errors.append(
             f"algo.num_minibatches={c.num_minibatches}: use a divisor of env.num_envs "
-            f"({env.num_envs}), minibatches are split along envs"
+            f"({env.num_envs}) / num_policies ({c.num_policies}), minibatches are split along "
+            "envs"
         )
+    if c.num_policies > 1 and c.opponent_pool:
+        errors.append(
+            f"algo.opponent_pool={c.opponent_pool} with num_policies={c.num_policies}: a "
+            "population plays itself; drop --opponent-pool (or train one policy)"
+        )
+    for item in c.shaping:
+        name, _, weight = item.partition("=")
+        if not name.isidentifier() or not _is_float(weight):
+            errors.append(
+                f"algo.shaping: {item!r} is not VARIABLE=WEIGHT, e.g. frags=1 or deaths=-0.5"
+            )
     if not 0.0 < c.clip_ratio < 1.0:
         errors.append(f"algo.clip_ratio={c.clip_ratio}: use a value in (0, 1), e.g. 0.1")
     if c.value_clip is not None and not c.value_clip > 0:
@@ -346,6 +375,21 @@ def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
         )
     if c.max_policy_lag < 0:
         errors.append(f"algo.max_policy_lag={c.max_policy_lag}: use a value >= 0")
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def shaping_weights(cfg: AlgoConfig) -> dict[str, float]:
+    """``cfg.shaping`` as ``{variable: weight}``."""
+    return {
+        name: float(weight) for name, _, weight in (item.partition("=") for item in cfg.shaping)
+    }
 
 
 def _validate_run(c: RunConfig, errors: list[str]) -> None:

@@ -6,6 +6,7 @@ one, except for the fields that may change between sessions (:data:`RESUMABLE_FI
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ __all__ = [
     "checkpoints_of",
     "find_checkpoint",
     "load_run_config",
+    "policy_folder",
     "prepare_run_folder",
 ]
 
@@ -54,6 +56,21 @@ def checkpoints_of(run_dir: str | os.PathLike[str], keep: int = 1) -> Checkpoint
     return Checkpoints(Path(run_dir) / CHECKPOINT_DIR, keep)
 
 
+def policy_folder(run_dir: str | os.PathLike[str], policy: int, num_policies: int) -> Path:
+    """Where a policy's checkpoints go: the run folder itself for a run of one policy, else
+    ``RUN_DIR/p<policy>``, a run folder of its own (its ``config.json`` is the run's, for one
+    policy), which ``sf-train eval``, ``enjoy`` and sf-league take like any other."""
+    return Path(run_dir) if num_policies == 1 else Path(run_dir) / f"p{policy}"
+
+
+def _policy_config(cfg: Config, folder: Path) -> Config:
+    return dataclasses.replace(
+        cfg,
+        algo=dataclasses.replace(cfg.algo, num_policies=1),
+        run=dataclasses.replace(cfg.run, run_dir=str(folder)),
+    )
+
+
 def load_run_config(run_dir: str | os.PathLike[str]) -> Config:
     """The saved config of a run.
 
@@ -76,15 +93,17 @@ def _flatten(data: dict[str, Any]) -> dict[str, Any]:
     return {f"{s}.{k}": v for s, fields in data.items() for k, v in fields.items()}
 
 
-def prepare_run_folder(cfg: Config, resume: bool) -> dict[str, Any] | None:
-    """Creates or checks the run folder and returns the checkpoint to resume from.
+def prepare_run_folder(cfg: Config, resume: bool) -> list[dict[str, Any]] | None:
+    """Creates or checks the run folder and returns the checkpoints to resume from.
 
     Args:
         cfg: The config of this session.
         resume: Continue the run in ``cfg.run.run_dir`` from its latest checkpoint.
 
     Returns:
-        The latest checkpoint's state when resuming, else None (``config.json`` is written).
+        When resuming, the state of every policy's latest checkpoint (in a population, the
+        latest that every policy has); else None (``config.json`` is written, and each
+        policy folder's).
 
     Raises:
         RunFolderError: Starting into a folder that already has checkpoints, resuming a folder
@@ -92,15 +111,21 @@ def prepare_run_folder(cfg: Config, resume: bool) -> dict[str, Any] | None:
         CheckpointError: If the latest checkpoint is unreadable.
     """
     run_dir = Path(cfg.run.run_dir)
-    checkpoints = checkpoints_of(run_dir)
-    latest = checkpoints.latest()
+    count = cfg.algo.num_policies
+    folders = [policy_folder(run_dir, p, count) for p in range(count)]
+    checkpoints = checkpoints_of(folders[0])
+    latest = _latest_common(folders)
     if not resume:
-        if latest is not None:
+        existing = checkpoints.latest()
+        if existing is not None:
             raise RunFolderError(
-                f"{run_dir} already holds checkpoints ({latest.name}): pass --resume to continue "
-                "that run, or choose a new --run-dir"
+                f"{existing.parent} already holds checkpoints ({existing.name}): pass --resume "
+                "to continue that run, or choose a new --run-dir"
             )
         save_config(cfg, run_dir / CONFIG_FILE)
+        if count > 1:
+            for folder in folders:
+                save_config(_policy_config(cfg, folder), folder / CONFIG_FILE)
         return None
     saved = load_run_config(run_dir)
     old, new = _flatten(config_to_dict(saved)), _flatten(config_to_dict(cfg))
@@ -117,9 +142,17 @@ def prepare_run_folder(cfg: Config, resume: bool) -> dict[str, Any] | None:
             f"{checkpoints.directory} has no checkpoint_*.pt to resume from{hint}: train without "
             "--resume into a new --run-dir"
         )
-    state = load_checkpoint(latest)
+    states = [load_checkpoint(checkpoints_of(f).directory / latest) for f in folders]
     save_config(cfg, run_dir / CONFIG_FILE)
-    return state
+    return states
+
+
+def _latest_common(folders: list[Path]) -> str | None:
+    """The name of the latest checkpoint that every folder holds (a crash while a population
+    was saved can leave some policies one checkpoint ahead)."""
+    names = [{p.name for p in checkpoints_of(f).all()} for f in folders]
+    common = set.intersection(*names)
+    return max(common) if common else None  # names are zero-padded frame counts
 
 
 def find_checkpoint(run_dir: str | os.PathLike[str], which: str = "latest") -> Path:
@@ -130,6 +163,10 @@ def find_checkpoint(run_dir: str | os.PathLike[str], which: str = "latest") -> P
     """
     if which == "latest":
         path = checkpoints_of(run_dir).latest()
+        if path is None and (Path(run_dir) / "p0" / CONFIG_FILE).is_file():
+            raise CheckpointError(
+                f"{run_dir} holds a population: name one policy's folder, e.g. {run_dir}/p0"
+            )
         if path is None:
             raise CheckpointError(
                 f"{Path(run_dir) / CHECKPOINT_DIR} has no checkpoint: train the run first "

@@ -21,6 +21,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
+import dataclasses
+import functools
 import logging
 import queue
 import threading
@@ -35,20 +37,31 @@ import torch
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
+from sf_train.checkpoint import Checkpoints
 from sf_train.config import (
     Config,
+    ConfigError,
     config_to_dict,
     resolve_device,
+    shaping_weights,
     validate,
 )
-from sf_train.envs import game_variable_names, make_env
+from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
-from sf_train.learner import Learner
+from sf_train.learner import Learner, learning_rate
 from sf_train.model import ActorCritic
 from sf_train.opponents import OpponentPool, opponent_envs_of
-from sf_train.run_folder import checkpoints_of, prepare_run_folder
-from sf_train.sampler import RestartingEnv, Rollout, Sampler, StatefulEnv
+from sf_train.population import HYPERPARAMETERS, MatchBook, MatchRecord, PolicyStats
+from sf_train.run_folder import checkpoints_of, policy_folder, prepare_run_folder
+from sf_train.sampler import (
+    Pairing,
+    RestartingEnv,
+    Rollout,
+    Sampler,
+    StatefulEnv,
+    UniformPairing,
+)
 
 __all__ = ["Progress", "SharedWeights", "TrainResult", "Trainer", "train"]
 
@@ -94,7 +107,10 @@ class SharedWeights:
 
 @dataclass
 class Progress:
-    """A snapshot for progress displays, passed to ``on_progress`` after every batch."""
+    """A snapshot for progress displays, passed to ``on_progress`` after every batch.
+
+    ``mean_return`` is the policy's (the first policy's, in a population); ``returns`` has
+    every policy's, in order."""
 
     frames: int
     total_frames: int
@@ -102,6 +118,7 @@ class Progress:
     mean_return: float | None
     policy_lag: float | None
     version: int
+    returns: tuple[float | None, ...] = ()
 
 
 @dataclass
@@ -109,15 +126,17 @@ class TrainResult:
     """How a :meth:`Trainer.train` call ended.
 
     Attributes:
-        frames: Env frames trained on in total (over all resumed sessions).
+        frames: Env frames trained on in total (over all resumed sessions and all policies).
         seconds: Wall time of this session's training loop.
         fps: Env frames per second of this session.
         mean_return: Mean return of the last episodes, an equal share from every env (see
-            :class:`~sf_train.episodes.EpisodeWindow`); None until every env ended one.
-        checkpoint: The last checkpoint written.
+            :class:`~sf_train.episodes.EpisodeWindow`); None until every env ended one. The
+            first policy's in a population (``returns`` has every policy's).
+        checkpoint: The last checkpoint written (the first policy's in a population).
         worker_restarts: Vector workers restarted in this session after a fault.
         dropped_frames: Frames of this session's experience discarded because of faults (not
             counted in ``frames``).
+        returns: Every policy's mean return, in order.
     """
 
     frames: int
@@ -127,6 +146,43 @@ class TrainResult:
     checkpoint: Path
     worker_restarts: int = 0
     dropped_frames: int = 0
+    returns: tuple[float | None, ...] = ()
+
+
+class _Member:
+    """One policy of the run: its learner, the sampler's copy of its weights, its episode
+    statistics and its checkpoints, and what it did since the league last asked."""
+
+    def __init__(
+        self,
+        index: int,
+        learner: Learner,
+        weights: SharedWeights,
+        learning_envs: np.ndarray,
+        checkpoints: Checkpoints,
+        shaping: dict[str, float],
+    ) -> None:
+        self.index = index
+        self.learner = learner
+        self.weights = weights
+        self.returns = EpisodeWindow(learning_envs, RETURN_WINDOW)
+        self.lengths = EpisodeWindow(learning_envs, RETURN_WINDOW)
+        self.checkpoints = checkpoints
+        self.shaping = shaping
+        self.frames = 0
+        self.entropy: float | None = None
+        self.since = _Since()
+
+
+@dataclass
+class _Since:
+    """A policy's counts since the previous :meth:`Trainer.take_stats`."""
+
+    frames: int = 0
+    episodes: int = 0
+    shaping: float = 0.0
+    objective: float = 0.0
+    objectives: int = 0
 
 
 def _tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:
@@ -147,18 +203,24 @@ def _to_numpy(tree: Any) -> Any:
 
 
 class Trainer:
-    """Trains a policy with APPO / V-trace into a run folder.
+    """Trains a policy, or a population of them, with APPO / V-trace into a run folder.
 
     Asynchronous with one torch thread per side is the default (see the module docstring).
+    With ``algo.num_policies > 1`` the policies share the envs (each game's seats are drawn
+    anew at every episode start) and the learner thread trains whichever policy's batch is
+    ready; a league steers them between batches (from ``on_progress``) through
+    :meth:`take_stats`, :meth:`take_matches`, :meth:`set_hyperparameters`,
+    :meth:`set_shaping`, :meth:`copy_policy` and :meth:`set_pairing`.
 
     Args:
         cfg: The run's configuration (validated here).
         resume: Continue the run in ``cfg.run.run_dir`` from its latest checkpoint: frames,
-            weights, optimiser, normalisers, learning rate, policy version and RNG states.
+            weights, optimiser, normalisers, learning rate, policy version and RNG states
+            (and every policy's hyperparameters and shaping weights).
         on_progress: Called in the caller's thread after every batch.
 
     Raises:
-        ConfigError: If ``cfg`` is invalid.
+        ConfigError: If ``cfg`` is invalid, or its shaping names variables the env lacks.
         RunFolderError: If the run folder does not fit ``resume`` (see
             :func:`~sf_train.run_folder.prepare_run_folder`).
         CheckpointError: If the checkpoint to resume from is unreadable.
@@ -180,47 +242,51 @@ class Trainer:
         self.on_progress = on_progress
         self.device = resolve_device(cfg.run.device)
         self.run_dir = Path(cfg.run.run_dir)
-        state = prepare_run_folder(cfg, resume)
+        states = prepare_run_folder(cfg, resume)
         self._closed = False
         sync = cfg.run.sync
         batch_size = cfg.env.num_envs if sync else cfg.env.batch_size
         self.venv = make_env(cfg.env, batch_size=batch_size)
         try:
+            self.variable_names = game_variable_names(self.venv)
+            count = cfg.algo.num_policies
             torch.manual_seed(cfg.run.seed)
-            model = ActorCritic(
-                self.venv.single_observation_space, self.venv.single_action_space, cfg.model
-            ).to(self.device)
-            self.learner = Learner(model, cfg.algo, self.device)
-            # Sync mode acts with the learner's own model, unless acting needs its own precision.
-            precision = cfg.algo.precision
-            acting = model if sync and precision == "float32" else model.acting_copy(precision)
-            self.weights = SharedWeights(acting)
+            learning_envs = np.setdiff1d(np.arange(cfg.env.num_envs), opponent_envs)
+            shaping = self._checked_shaping(shaping_weights(cfg.algo))
+            self.members = [
+                self._new_member(p, sync, learning_envs, dict(shaping)) for p in range(count)
+            ]
             self.generator = torch.Generator(self.device).manual_seed(cfg.run.seed + 1)
+            B = len(learning_envs) // count
+            # Async: one batch filling (two when envs straddle), one queued, one learning;
+            # in a population one policy may hold every row, which fills n / B batches at once.
+            spare = -(-len(learning_envs) // B) - 1
+            agents = agents_per_game(cfg.env)
             self.sampler = Sampler(
                 self.venv,
-                self.weights.model,
+                [m.weights.model for m in self.members],
                 cfg.algo.rollout,
-                cfg.env.num_envs - len(opponent_envs),
+                B,
                 self.device,
-                # Async: one batch filling (two when envs straddle), one queued, one learning.
-                num_buffers=3 if sync else 5,
+                num_buffers=(3 if sync else 5) + spare,
                 generator=self.generator,
                 bootstrap_truncations=cfg.algo.value_bootstrap,
                 opponent_envs=opponent_envs,
+                pairing=UniformPairing(count, cfg.run.seed + 2),
+                agents_per_game=agents,
             )
+            self.matches = MatchBook(agents, self.variable_names)
             self._opponents = OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
-            self.variable_names = game_variable_names(self.venv)
             self.frames = 0
             self.evaluations: list[tuple[int, dict[str, Any]]] = []
-            """(frames, :meth:`EvalResult.summary`) of each checkpoint evaluated this session."""
-            learning_envs = np.setdiff1d(np.arange(cfg.env.num_envs), opponent_envs)
-            self.returns = EpisodeWindow(learning_envs, RETURN_WINDOW)
-            self.lengths = EpisodeWindow(learning_envs, RETURN_WINDOW)
-            self.checkpoints = checkpoints_of(self.run_dir, cfg.run.keep_checkpoints)
-            if state is None:
+            """(frames, :meth:`EvalResult.summary`) of each checkpoint evaluated this session
+            (of the first policy, in a population)."""
+            if states is None:
                 self.sampler.start(seed=cfg.run.seed)
             else:
-                self._load_state(state)
+                self._load_states(states)
+            for member in self.members:
+                self.set_shaping(member.index, member.shaping)
             self.writer = SummaryWriter(str(self.run_dir), purge_step=self.frames or None)
             self.writer.add_text("hyperparameters", _hyperparameter_table(cfg), self.frames)
             # A resumed run starts its pool anew, from the weights it resumes with.
@@ -240,24 +306,172 @@ class Trainer:
         """Frames discarded because of faults in this session (``perf/dropped_frames``)."""
         self._counts_restarts = isinstance(self.venv, RestartingEnv)
 
+    def _new_member(
+        self, index: int, sync: bool, learning_envs: np.ndarray, shaping: dict[str, float]
+    ) -> _Member:
+        cfg = self.cfg
+        model = ActorCritic(
+            self.venv.single_observation_space, self.venv.single_action_space, cfg.model
+        ).to(self.device)
+        learner = Learner(model, cfg.algo, self.device)
+        # Sync mode acts with the learner's own model, unless acting needs its own precision.
+        precision = cfg.algo.precision
+        acting = model if sync and precision == "float32" else model.acting_copy(precision)
+        folder = policy_folder(self.run_dir, index, cfg.algo.num_policies)
+        checkpoints = checkpoints_of(folder, cfg.run.keep_checkpoints)
+        return _Member(index, learner, SharedWeights(acting), learning_envs, checkpoints, shaping)
+
+    def _checked_shaping(self, weights: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(weights.keys() - set(self.variable_names))
+        if unknown:
+            known = ", ".join(self.variable_names) or "none"
+            raise ConfigError(
+                [
+                    f"algo.shaping names {', '.join(unknown)}, which {self.cfg.env.env} does "
+                    f"not report: use its game variables ({known})"
+                ]
+            )
+        return weights
+
+    # -- the first policy (the only one, unless a population) ----------------------------
+
+    @property
+    def learner(self) -> Learner:
+        return self.members[0].learner
+
+    @property
+    def weights(self) -> SharedWeights:
+        return self.members[0].weights
+
+    @property
+    def returns(self) -> EpisodeWindow:
+        return self.members[0].returns
+
+    @property
+    def mean_return(self) -> float | None:
+        """Mean return of the last episodes, an equal share from every env, or None until
+        every env has ended one (:class:`~sf_train.episodes.EpisodeWindow`); the first
+        policy's in a population."""
+        return self.returns.mean()
+
+    @property
+    def num_policies(self) -> int:
+        return len(self.members)
+
+    # -- the population API ------------------------------------------------------------
+
+    def take_stats(self) -> list[PolicyStats]:
+        """Every policy's :class:`PolicyStats` since the previous call."""
+        stats = []
+        for m in self.members:
+            since, m.since = m.since, _Since()
+            stats.append(
+                PolicyStats(
+                    policy=m.index,
+                    frames=since.frames,
+                    total_frames=m.frames,
+                    episodes=since.episodes,
+                    mean_return=m.returns.mean(),
+                    mean_shaping=since.shaping / since.episodes if since.episodes else None,
+                    mean_objective=(
+                        since.objective / since.objectives if since.objectives else None
+                    ),
+                    version=m.learner.version,
+                    entropy=m.entropy,
+                )
+            )
+        return stats
+
+    def take_matches(self) -> list[MatchRecord]:
+        """The games' episodes that ended since the previous call, every seat's policy with
+        its result."""
+        return self.matches.take()
+
+    def hyperparameters(self, policy: int) -> dict[str, float]:
+        """The policy's current values of :data:`~sf_train.population.HYPERPARAMETERS`."""
+        algo = self.members[policy].learner.cfg
+        return {name: float(getattr(algo, name)) for name in HYPERPARAMETERS}
+
+    def set_hyperparameters(self, policy: int, values: dict[str, float]) -> None:
+        """Changes some of a policy's :data:`~sf_train.population.HYPERPARAMETERS` from its
+        next training step on.
+
+        Raises:
+            ConfigError: For a name outside HYPERPARAMETERS or an invalid value.
+        """
+        unknown = sorted(values.keys() - set(HYPERPARAMETERS))
+        if unknown:
+            raise ConfigError(
+                [f"{', '.join(unknown)}: not a policy hyperparameter; use {HYPERPARAMETERS}"]
+            )
+        member = self.members[policy]
+        with self._learn_lock:
+            learner = member.learner
+            algo = dataclasses.replace(learner.cfg, **{k: float(v) for k, v in values.items()})
+            validate(dataclasses.replace(self.cfg, algo=algo))
+            learner.cfg = algo
+            if "learning_rate" in values:
+                learner.lr = learning_rate(algo, self._progress())
+
+    def shaping(self, policy: int) -> dict[str, float]:
+        """The policy's shaping weights by game variable (absent: 0)."""
+        return dict(self.members[policy].shaping)
+
+    def set_shaping(self, policy: int, weights: dict[str, float]) -> None:
+        """Sets the policy's shaping weights (variables not named get 0) from its next step.
+
+        Raises:
+            ConfigError: For a variable the env does not report.
+        """
+        member = self.members[policy]
+        member.shaping = self._checked_shaping(dict(weights))
+        vector = np.array([member.shaping.get(n, 0.0) for n in self.variable_names])
+        self.sampler.set_shaping(policy, vector if vector.any() else None)
+
+    def copy_policy(self, source: int, target: int) -> None:
+        """Makes ``target`` a copy of ``source``: weights, normalisers, optimiser state,
+        hyperparameters and shaping weights (PBT's exploit step). The target's version jumps
+        past ``max_policy_lag``, so the experience its old weights sampled is not learned
+        from."""
+        if source == target:
+            return
+        src, dst = self.members[source], self.members[target]
+        with self._learn_lock:
+            dst.learner.model.load_state_dict(src.learner.model.state_dict())
+            dst.learner.optimizer.load_state_dict(copy.deepcopy(src.learner.optimizer.state_dict()))
+            dst.learner.cfg = src.learner.cfg
+            dst.learner.lr = src.learner.lr
+            dst.learner.version += self.cfg.algo.max_policy_lag + 1
+            dst.weights.publish(dst.learner.model, dst.learner.version)
+        self.set_shaping(target, src.shaping)
+
+    def set_pairing(self, pairing: Pairing) -> None:
+        """Chooses who plays each game's next episode (see :data:`~sf_train.sampler.Pairing`)."""
+        self.sampler.set_pairing(pairing)
+
     # -- state ---------------------------------------------------------------------------
 
     @property
     def _resumes_exactly(self) -> bool:
         # Only sync mode has a deterministic interleaving of envs and learner to resume.
-        return self.cfg.run.sync and isinstance(self.venv, StatefulEnv)
+        return self.cfg.run.sync and isinstance(self.venv, StatefulEnv) and self.num_policies == 1
 
-    def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue this run; tensors are live (copy before writing)."""
-        learner = self.learner
+    def state_dict(self, policy: int = 0) -> dict[str, Any]:
+        """Everything needed to continue this run's ``policy`` (with one policy: the run);
+        tensors are live (copy before writing)."""
+        member = self.members[policy]
+        learner = member.learner
         state: dict[str, Any] = {
             "model": learner.model.state_dict(),
             "optimizer": learner.optimizer.state_dict(),
             "version": learner.version,
             "lr": learner.lr,
             "frames": self.frames,
-            "episode_returns": self.returns.state_dict(),
-            "episode_lengths": self.lengths.state_dict(),
+            "policy_frames": member.frames,
+            "hyperparameters": self.hyperparameters(policy),
+            "shaping": dict(member.shaping),
+            "episode_returns": member.returns.state_dict(),
+            "episode_lengths": member.lengths.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "sampler_rng": self.generator.get_state(),
         }
@@ -268,17 +482,23 @@ class Trainer:
             state["sampler"] = _to_torch(self.sampler.state_dict())
         return state
 
-    def _load_state(self, state: dict[str, Any]) -> None:
-        learner = self.learner
-        learner.model.load_state_dict(state["model"])
-        learner.optimizer.load_state_dict(state["optimizer"])
-        learner.version, learner.lr = int(state["version"]), float(state["lr"])
-        self.weights.publish(learner.model, learner.version)
+    def _load_states(self, states: list[dict[str, Any]]) -> None:
+        for member, state in zip(self.members, states, strict=True):
+            learner = member.learner
+            learner.model.load_state_dict(state["model"])
+            learner.optimizer.load_state_dict(state["optimizer"])
+            learner.version, learner.lr = int(state["version"]), float(state["lr"])
+            if "hyperparameters" in state:  # older checkpoints kept the config's values
+                learner.cfg = dataclasses.replace(learner.cfg, **state["hyperparameters"])
+            member.shaping = dict(state.get("shaping", member.shaping))
+            member.weights.publish(learner.model, learner.version)
+            member.frames = int(state.get("policy_frames", state["frames"]))
+            if "episode_returns" in state:  # older checkpoints kept no per-env window
+                member.returns.load_state_dict(state["episode_returns"])
+                member.lengths.load_state_dict(state["episode_lengths"])
+            member.checkpoints.best_return = state.get("best_return")
+        state = states[0]
         self.frames = int(state["frames"])
-        if "episode_returns" in state:  # older checkpoints kept no per-env window
-            self.returns.load_state_dict(state["episode_returns"])
-            self.lengths.load_state_dict(state["episode_lengths"])
-        self.checkpoints.best_return = state.get("best_return")
         torch.set_rng_state(state["torch_rng"])
         self.generator.set_state(state["sampler_rng"])
         if "cuda_rng" in state and torch.cuda.is_available():
@@ -290,21 +510,28 @@ class Trainer:
             # An env that cannot save its state (Doom) starts fresh episodes, seeded apart.
             self.sampler.start(seed=self.cfg.run.seed + self.frames)
         log.info(
-            "resumed %s at %d frames, policy version %d", self.run_dir, self.frames, learner.version
+            "resumed %s at %d frames, policy versions %s",
+            self.run_dir,
+            self.frames,
+            ", ".join(str(m.learner.version) for m in self.members),
         )
 
     def save_checkpoint(self) -> Path:
-        """Writes a checkpoint atomically (the learner pauses only while it is copied), after
-        evaluating it (``run.eval_episodes``) to decide whether it is the best so far."""
+        """Writes a checkpoint of every policy atomically (the learner pauses only while they
+        are copied), after evaluating each (``run.eval_episodes``) to decide whether it is
+        that policy's best so far; returns the first policy's."""
         evaluating = self.cfg.run.eval_episodes > 0
         with self._learn_lock:
-            state = copy.deepcopy(self.state_dict())
-            model = copy.deepcopy(self.learner.model) if evaluating else None
-        score = self._evaluate(model) if model is not None else self.mean_return
-        self._last_checkpoint = self.checkpoints.save(state, self.frames, score)
-        return self._last_checkpoint
+            states = [copy.deepcopy(self.state_dict(m.index)) for m in self.members]
+            models = [copy.deepcopy(m.learner.model) if evaluating else None for m in self.members]
+        paths = []
+        for member, state, model in zip(self.members, states, models, strict=True):
+            score = self._evaluate(model, member) if model is not None else member.returns.mean()
+            paths.append(member.checkpoints.save(state, self.frames, score))
+        self._last_checkpoint = paths[0]
+        return paths[0]
 
-    def _evaluate(self, model: ActorCritic) -> float:
+    def _evaluate(self, model: ActorCritic, member: _Member) -> float:
         """Mean return of an unbiased evaluation of ``model``, logged under ``eval/``."""
         result = evaluate_policy(
             self.cfg,
@@ -314,12 +541,14 @@ class Trainer:
             seed=self.cfg.run.seed + self.frames,  # apart from `sf-train eval`'s 12345
         )
         summary = result.summary()
-        self.evaluations.append((self.frames, summary))
+        if member.index == 0:
+            self.evaluations.append((self.frames, summary))
         for key in ("return_mean", "return_median", "length_mean", "timeout_fraction"):
-            self.writer.add_scalar(f"eval/{key}", summary[key], self.frames)
+            self.writer.add_scalar(self._tag(member, f"eval/{key}"), summary[key], self.frames)
         log.info(
-            "evaluation at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
+            "evaluation%s at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
             "episodes)",
+            f" of policy {member.index}" if self.num_policies > 1 else "",
             self.frames,
             summary["return_mean"],
             summary["return_std"],
@@ -329,16 +558,18 @@ class Trainer:
         )
         return summary["return_mean"]
 
-    @property
-    def mean_return(self) -> float | None:
-        """Mean return of the last episodes, an equal share from every env, or None until
-        every env has ended one (:class:`~sf_train.episodes.EpisodeWindow`)."""
-        return self.returns.mean()
-
     # -- logging -------------------------------------------------------------------------
 
+    def _tag(self, member: _Member, tag: str) -> str:
+        """TensorBoard tag of a policy's series: as is for one policy, ``p<i>/...`` else."""
+        return tag if self.num_policies == 1 else f"p{member.index}/{tag}"
+
     def _record_rollout(self, rollout: Rollout) -> None:
-        self.frames += rollout.env_steps * self.cfg.env.frame_skip
+        frame_skip = self.cfg.env.frame_skip
+        self.frames += rollout.env_steps * frame_skip
+        for member, steps in zip(self.members, rollout.policy_steps.tolist(), strict=True):
+            member.frames += steps * frame_skip
+            member.since.frames += steps * frame_skip
         self._record_faults(rollout)
         now = time.perf_counter()
         self._fps_window.append((now, self.frames))
@@ -347,20 +578,53 @@ class Trainer:
         if now > t0:
             fps = (self.frames - f0) / (now - t0)
             write("perf/fps", fps, self.frames)
-            write("charts/SPS", fps / self.cfg.env.frame_skip, self.frames)  # CleanRL's tag
-        if len(rollout.episode_returns):
-            self.returns.add(rollout.episode_env_ids, rollout.episode_returns)
-            self.lengths.add(rollout.episode_env_ids, rollout.episode_lengths)
-            if self.returns.ready:
-                write("charts/episodic_return", self.returns.mean(), self.frames)
-                write("charts/episodic_length", self.lengths.mean(), self.frames)
-            # The plain mean of the episodes in the order they ended, for comparison.
-            raw = float(rollout.episode_returns.mean())
-            write("charts/episodic_return_by_completion", raw, self.frames)
-            variables = rollout.episode_variables
-            if variables is not None and variables.shape[1] == len(self.variable_names):
-                for name, column in zip(self.variable_names, variables.T, strict=True):
-                    write(f"game/{name}", float(column.mean()), self.frames)
+            write("charts/SPS", fps / frame_skip, self.frames)  # CleanRL's tag
+        if not len(rollout.episode_returns):
+            return
+        variables = rollout.episode_variables
+        if variables is not None and variables.shape[1] != len(self.variable_names):
+            variables = None
+        self.matches.add(
+            rollout.episode_env_ids,
+            rollout.episode_policies,
+            rollout.episode_versions,
+            rollout.episode_returns,
+            variables,
+        )
+        for member in self.members:
+            ended = rollout.episode_policies == member.index
+            if ended.any():
+                self._record_episodes(member, rollout, ended, variables)
+
+    def _record_episodes(
+        self, member: _Member, rollout: Rollout, ended: np.ndarray, variables: np.ndarray | None
+    ) -> None:
+        """Logs one policy's episodes that ended (``ended``: their rows in the rollout)."""
+        write = self.writer.add_scalar
+        tag = functools.partial(self._tag, member)
+        env_ids, returns = rollout.episode_env_ids[ended], rollout.episode_returns[ended]
+        member.returns.add(env_ids, returns)
+        member.lengths.add(env_ids, rollout.episode_lengths[ended])
+        if member.returns.ready:
+            write(tag("charts/episodic_return"), member.returns.mean(), self.frames)
+            write(tag("charts/episodic_length"), member.lengths.mean(), self.frames)
+        # The plain mean of the episodes in the order they ended, for comparison.
+        write(tag("charts/episodic_return_by_completion"), float(returns.mean()), self.frames)
+        shaping = rollout.episode_shaping[ended]
+        member.since.episodes += len(returns)
+        member.since.shaping += float(shaping.sum())
+        if any(w for w in member.shaping.values()):
+            write(tag("charts/shaping_return"), float(shaping.mean()), self.frames)
+        if variables is None:
+            return
+        columns = dict(zip(self.variable_names, variables[ended].T, strict=True))
+        for name, column in columns.items():
+            write(tag(f"game/{name}"), float(column.mean()), self.frames)
+        if "frags" in columns and "deaths" in columns:
+            objective = columns["frags"] - columns["deaths"]
+            member.since.objective += float(objective.sum())
+            member.since.objectives += len(objective)
+            write(tag("charts/true_objective"), float(objective.mean()), self.frames)
 
     def _record_faults(self, rollout: Rollout) -> None:
         """Logs worker restarts and the experience they cost (also to TensorBoard)."""
@@ -382,10 +646,15 @@ class Trainer:
             self.worker_restarts = restarts
         self.writer.add_scalar("perf/worker_restarts", restarts, self.frames)
 
-    def _record_stats(self, stats: dict[str, float]) -> None:
+    def _record_stats(self, policy: int, stats: dict[str, float]) -> None:
+        member = self.members[policy]
         for tag, value in stats.items():
-            self.writer.add_scalar(tag, value, self.frames)
-        self.writer.add_scalar("charts/learning_rate", stats["train/lr"], self.frames)  # CleanRL's
+            self.writer.add_scalar(self._tag(member, tag), value, self.frames)
+        # CleanRL's tag
+        self.writer.add_scalar(
+            self._tag(member, "charts/learning_rate"), stats["train/lr"], self.frames
+        )
+        member.entropy = stats.get("losses/entropy")
         self._last_lag = stats.get("train/policy_lag_avg")
 
     def _report(self) -> None:
@@ -400,6 +669,7 @@ class Trainer:
                 mean_return=self.mean_return,
                 policy_lag=self._last_lag,
                 version=self.learner.version,
+                returns=tuple(m.returns.mean() for m in self.members),
             )
         )
 
@@ -446,18 +716,18 @@ class Trainer:
 
     def _train_sync(self) -> None:
         while self._running():
-            rollout = self.sampler.collect(self.learner.version)
+            rollout = self.sampler.collect([m.learner.version for m in self.members])
             self._record_rollout(rollout)
             self._update_opponent()
-            stats = self.learner.train(rollout.buffer, self._progress())
+            stats = self.members[rollout.policy].learner.train(rollout.buffer, self._progress())
             self.sampler.release(rollout.buffer)
-            self._record_stats(stats)
+            self._record_stats(rollout.policy, stats)
             self._report()
             self._maybe_checkpoint()
 
     def _train_async(self, threads: int) -> None:
         batches: queue.Queue[Rollout | None] = queue.Queue(maxsize=1)
-        results: queue.Queue[dict[str, float]] = queue.Queue()
+        results: queue.Queue[tuple[int, dict[str, float]]] = queue.Queue()
         failure: list[BaseException] = []
         stop = threading.Event()
 
@@ -471,11 +741,12 @@ class Trainer:
                         continue
                     if rollout is None:
                         return
+                    member = self.members[rollout.policy]
                     with self._learn_lock:
-                        stats = self.learner.train(rollout.buffer, self._progress())
-                        self.weights.publish(self.learner.model, self.learner.version)
+                        stats = member.learner.train(rollout.buffer, self._progress())
+                        member.weights.publish(member.learner.model, member.learner.version)
                     self.sampler.release(rollout.buffer)
-                    results.put(stats)
+                    results.put((member.index, stats))
             except BaseException as e:  # re-raised in the sampler's thread
                 failure.append(e)
                 stop.set()
@@ -483,7 +754,7 @@ class Trainer:
         def drain() -> None:
             while True:
                 try:
-                    self._record_stats(results.get_nowait())
+                    self._record_stats(*results.get_nowait())
                 except queue.Empty:
                     return
 
@@ -499,7 +770,7 @@ class Trainer:
         thread.start()
         try:
             while self._running() and not stop.is_set():
-                rollout = self.sampler.collect(self.weights.acting)
+                rollout = self.sampler.collect([m.weights.acting for m in self.members])
                 self._record_rollout(rollout)
                 self._update_opponent()
                 hand_over(rollout)
@@ -550,6 +821,7 @@ class Trainer:
             checkpoint=checkpoint,
             worker_restarts=self.worker_restarts,
             dropped_frames=self.dropped_frames,
+            returns=tuple(m.returns.mean() for m in self.members),
         )
 
     def close(self) -> None:
