@@ -62,10 +62,11 @@ def test_copy_policy_copies_weights_optimiser_and_settings(toy_config):
         before = trainer.members[1].learner.version
         trainer.copy_policy(0, 1)
         src, dst = (trainer.members[p].learner for p in (0, 1))
-        for a, b in zip(src.model.state_dict().values(), dst.model.state_dict().values()):
+        pairs = zip(src.model.state_dict().values(), dst.model.state_dict().values(), strict=True)
+        for a, b in pairs:
             assert torch.equal(a, b)
         acting = trainer.members[1].weights.model.state_dict()
-        for a, b in zip(src.model.state_dict().values(), acting.values()):
+        for a, b in zip(src.model.state_dict().values(), acting.values(), strict=True):
             assert torch.equal(a, b)  # the sampler acts with the copy at once
         s_opt, d_opt = src.optimizer.state_dict(), dst.optimizer.state_dict()
         assert s_opt["state"].keys() == d_opt["state"].keys()
@@ -117,8 +118,7 @@ def test_resume_restores_every_policy(toy_config, tmp_path):
         trainer.set_shaping(1, {"episode_return": 0.5})
         trainer.train()
         weights = [
-            {k: v.clone() for k, v in m.learner.model.state_dict().items()}
-            for m in trainer.members
+            {k: v.clone() for k, v in m.learner.model.state_dict().items()} for m in trainer.members
         ]
         versions = [m.learner.version for m in trainer.members]
     resumed_cfg = dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, frames=1024))
