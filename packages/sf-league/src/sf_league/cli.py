@@ -1,4 +1,5 @@
-"""The ``sf-league`` command: ``evaluate`` (play a tournament), ``ratings``, ``plot``.
+"""The ``sf-league`` command: ``evaluate`` (play a tournament), ``ratings``, ``plot``, ``train``
+(a population by self-play and PBT, :mod:`sf_league.population_cli`) and ``lineage``.
 
 Examples::
 
@@ -33,6 +34,8 @@ from sf_envs.errors import OptionError
 from sf_envs.terminal import LineProgress, make_console
 from sf_league.groups import GroupSelection, group_of
 from sf_league.players import PlayerError, parse_player
+from sf_league.population import TRAINING
+from sf_league.population_cli import add_lineage_parser, add_train_parser, run_lineage, run_train
 from sf_league.runner import GameJob
 from sf_league.standings import Standings, compute_standings
 from sf_league.store import FailedGame, GameRecord, LeagueStore, LeagueStoreError
@@ -55,9 +58,23 @@ _GROUPS_HELP = (
 )
 
 
-# Problems with what the user gave (flags, players, league files) print as one line; anything
-# else is a bug and keeps its traceback.
-USER_ERRORS = (LeagueStoreError, PlayerError, TournamentError, OptionError)
+def _train_errors() -> tuple[type[Exception], ...]:
+    from sf_train.checkpoint import CheckpointError
+    from sf_train.config import ConfigError
+    from sf_train.run_folder import RunFolderError
+
+    return (ConfigError, RunFolderError, CheckpointError)
+
+
+# Problems with what the user gave (flags, players, league files, run folders) print as one
+# line; anything else is a bug and keeps its traceback.
+USER_ERRORS: tuple[type[Exception], ...] = (
+    LeagueStoreError,
+    PlayerError,
+    TournamentError,
+    OptionError,
+    *_train_errors(),
+)
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -82,8 +99,9 @@ def _rating_args(p: argparse.ArgumentParser) -> None:
 def _selection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scenario",
-        choices=("duel", "deathmatch", *DUEL_SCENARIOS[1:], *FFA_SCENARIOS[1:]),
-        help="rate only games of this kind (duel_bots is duel, deathmatch_bots is deathmatch)",
+        choices=("duel", "deathmatch", *DUEL_SCENARIOS[1:], *FFA_SCENARIOS[1:], TRAINING),
+        help="rate only games of this kind (duel_bots is duel, deathmatch_bots is deathmatch; "
+        "training: the matches of sf-league train among its members)",
     )
     p.add_argument("--map", help="rate only games on this map")
     p.add_argument("--timelimit", type=float, help="rate only games of this many minutes")
@@ -154,8 +172,16 @@ def _parser() -> argparse.ArgumentParser:
         description=_GROUPS_HELP,
     )
     pl.add_argument("--out", required=True, help="PNG file to write")
+    pl.add_argument(
+        "--over-time",
+        action="store_true",
+        help="draw each population member's rating against its training frames (the "
+        "gauntlet snapshots of sf-league train) instead of one bar per player",
+    )
     _rating_args(pl)
     _selection_args(pl)
+    add_train_parser(sub)
+    add_lineage_parser(sub)
     return parser
 
 
@@ -325,10 +351,15 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
     console = make_console(stderr=getattr(args, "json", False))
     err = make_console(stderr=True)
     try:
+        if args.command == "train":  # its defaults depend on --resume: it parses on its own
+            return run_train(argv[argv.index("train") + 1 :], console)
+        if args.command == "lineage":
+            return run_lineage(args, console)
         if args.command == "evaluate":
             return _evaluate(args, console)
         selection = _selection(args)
@@ -349,6 +380,10 @@ def main(argv: list[str] | None = None) -> int:
                 for s in standings:
                     print_standings(console, s)
                 print_failed(console, failed)
+        elif args.over_time:
+            from sf_league.plot import plot_over_time
+
+            console.print(f"wrote {plot_over_time(standings, args.out)}")
         else:
             from sf_league.plot import plot_ratings
 

@@ -1,4 +1,5 @@
-"""One SQLite file per league: players, games with per-player frags and deaths, rating fits.
+"""One SQLite file per league: players, games with per-player frags and deaths, rating fits,
+and the exploit/explore events of population training (its lineage).
 
 Why SQLite: one file the user can copy, no server, and transactions — every game is committed
 on its own, so a tournament killed at any moment keeps every finished game, and a half-written
@@ -28,13 +29,14 @@ __all__ = [
     "GameRecord",
     "LeagueStore",
     "LeagueStoreError",
+    "PBTEvent",
     "PlayerRecord",
     "Seat",
 ]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2 added failed_games; a version 1 league is upgraded when opened
+SCHEMA_VERSION = 3  # 2 added failed_games, 3 pbt_events; older leagues are upgraded when opened
 APPLICATION_ID = 0x7366_4C47  # "sfLG": marks the file as an sf-league database
 
 _SCHEMA = """
@@ -88,7 +90,21 @@ CREATE TABLE fit_ratings (
     upper REAL NOT NULL,
     PRIMARY KEY (fit_id, player_id)
 );
+CREATE TABLE pbt_events (
+    id INTEGER PRIMARY KEY,
+    run TEXT NOT NULL,
+    frames INTEGER NOT NULL,
+    policy INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    parent INTEGER,
+    changes TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 """
+
+_ADDED_IN = {2: ("failed_games",), 3: ("pbt_events",)}
+"""The tables each schema version added, created when an older league is opened."""
 
 
 class LeagueStoreError(RuntimeError):
@@ -168,6 +184,31 @@ class FailedGame:
 
 
 @dataclass(frozen=True)
+class PBTEvent:
+    """One change of a population member.
+
+    Attributes:
+        run: The population's run folder.
+        frames: The run's env frames when it happened.
+        policy: The member changed.
+        generation: The member's generation after the change (exploits start a new one).
+        kind: ``exploit`` (copied ``parent``'s weights, optimiser, hyperparameters and
+            shaping) or ``explore`` (mutated its own).
+        parent: The member copied (exploits only).
+        changes: ``{name: [old, new]}`` of every hyperparameter or ``shaping.NAME`` changed;
+            an exploit also records the scores that decided it (``score``: [target, source]).
+    """
+
+    run: str
+    frames: int
+    policy: int
+    generation: int
+    kind: str
+    parent: int | None
+    changes: dict[str, list[float]]
+
+
+@dataclass(frozen=True)
 class FitRecord:
     """A stored rating fit: its settings, games used and ``{player: (elo, lower, upper)}``."""
 
@@ -232,8 +273,8 @@ class LeagueStore:
             )
         row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         version = int(row[0]) if row else None
-        if version == 1:
-            self._upgrade_from_1()
+        if version in (1, 2):
+            self._upgrade_from(version)
             return
         if version != SCHEMA_VERSION:
             raise LeagueStoreError(
@@ -254,10 +295,12 @@ class LeagueStore:
             )
         logger.info("created league %s", self.path)
 
-    def _upgrade_from_1(self) -> None:
-        """Version 1 had no record of failed games: add the (empty) table, keep the rest."""
+    def _upgrade_from(self, version: int) -> None:
+        """Adds the (empty) tables of the later versions, keeps the rest."""
         with self._transaction() as db:
-            db.execute(_SCHEMA[_SCHEMA.index("CREATE TABLE failed_games") :].split(";")[0])
+            for later in range(version + 1, SCHEMA_VERSION + 1):
+                for table in _ADDED_IN[later]:
+                    db.execute(_SCHEMA[_SCHEMA.index(f"CREATE TABLE {table}") :].split(";")[0])
             db.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
             )
@@ -438,6 +481,36 @@ class LeagueStore:
 
     def count_games(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+    # Population training -------------------------------------------------------------------
+
+    def record_pbt_event(self, event: PBTEvent) -> None:
+        """Stores one exploit or explore event in its own transaction."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO pbt_events (run, frames, policy, generation, kind, parent, changes, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.run,
+                    event.frames,
+                    event.policy,
+                    event.generation,
+                    event.kind,
+                    event.parent,
+                    json.dumps(event.changes, sort_keys=True),
+                    time.time(),
+                ),
+            )
+
+    def pbt_events(self, run: str | None = None) -> list[PBTEvent]:
+        """Every event (of ``run`` only, if given), in the order they happened."""
+        query = "SELECT run, frames, policy, generation, kind, parent, changes FROM pbt_events"
+        rows = (
+            self._db.execute(query + " WHERE run = ? ORDER BY id", (run,))
+            if run is not None
+            else self._db.execute(query + " ORDER BY id")
+        )
+        return [PBTEvent(r, f, p, g, k, parent, json.loads(c)) for r, f, p, g, k, parent, c in rows]
 
     # Fits ----------------------------------------------------------------------------------
 

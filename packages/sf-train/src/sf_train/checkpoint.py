@@ -117,5 +117,10 @@ class Checkpoints:
         if is_best:
             self.best_return = mean_return
             save_atomic(state, self.directory / BEST)
-            log.info("new best checkpoint: mean return %.3f at %d frames", mean_return, frames)
+            log.info(
+                "new best checkpoint in %s: mean return %.3f at %d frames",
+                self.directory,
+                mean_return,
+                frames,
+            )
         return path

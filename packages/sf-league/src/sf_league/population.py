@@ -1,0 +1,423 @@
+"""``sf-league train``: a population of policies trained by self-play in one sf-train trainer,
+judged by the league and improved by population-based training.
+
+The trainer (``algo.num_policies`` members sharing the envs) does the learning. Between its
+batches this driver:
+
+- records every finished training match between different members in the league file as a
+  game between them (one player per member and generation, ``RUN/p2.g1``; scenario ``training``, so
+  those games are rated apart from evaluations), with the policy versions in its settings;
+- every ``pbt.interval`` frames (each member's), ranks the members by their win rate over their
+  last training matches against each other, as stored in the league, lets the worst copy the
+  best when the gap is significant and mutates the copies (:mod:`sf_league.pbt`), storing every
+  exploit and explore event (``sf-league lineage``);
+- every ``gauntlet_every`` frames, writes a checkpoint of every member and plays it against
+  fixed opponents (baselines, bots, scripted players) in an ordinary tournament of the same
+  league, so ratings over training time can be drawn (``sf-league plot --over-time``).
+
+Resuming reads the generations back from the league's events and the ranking windows from its
+games: the league file is the population's memory besides the checkpoints.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sf_league.pbt import PBTConfig, explore, mutate_shaping, select_exploits
+from sf_league.store import GameRecord, LeagueStore, PBTEvent, PlayerRecord, Seat
+
+__all__ = ["TRAINING", "PopulationConfig", "PopulationTrainer", "member_name"]
+
+log = logging.getLogger(__name__)
+
+TRAINING = "training"
+"""The stored scenario of training matches: rated apart from evaluation games."""
+
+
+def member_name(run_dir: str | Path, policy: int, generation: int) -> str:
+    """The league name of a member in one generation, e.g. ``pop/p2.g1``."""
+    return f"{Path(run_dir).name}/p{policy}.g{generation}"
+
+
+def snapshot_name(run_dir: str | Path, policy: int, frames: int) -> str:
+    """The league name of a member's checkpoint in a gauntlet, e.g. ``pop/p2@4000000``."""
+    return f"{Path(run_dir).name}/p{policy}@{frames}"
+
+
+@dataclass
+class PopulationConfig:
+    """A population run.
+
+    Attributes:
+        train: The sf-train configuration (``algo.num_policies`` is the population's size).
+        db: The league file.
+        pbt: When and how members are replaced and mutated.
+        gauntlet_every: Env frames (all members together) between gauntlets; 0: none.
+        gauntlet_players: The fixed opponents of every gauntlet (``bot:N``, ``scripted:N``,
+            ``random``, ``noop``).
+        gauntlet_games: Games of each member against each opponent per gauntlet.
+        gauntlet_workers: Runner processes of a gauntlet (default: CPU cores).
+    """
+
+    train: Any
+    db: str
+    pbt: PBTConfig = field(default_factory=PBTConfig)
+    gauntlet_every: int = 0
+    gauntlet_players: tuple[str, ...] = ("random", "noop", "bot:1")
+    gauntlet_games: int = 2
+    gauntlet_workers: int | None = None
+
+
+@dataclass
+class MemberView:
+    """One line of the live view."""
+
+    policy: int
+    generation: int
+    frames: int
+    fps: float | None
+    mean_return: float | None
+    objective: float | None
+    win_rate: float | None
+    matches: int
+    entropy: float | None
+
+
+class PopulationTrainer:
+    """Trains a population into ``cfg.train.run.run_dir`` and keeps its league in ``cfg.db``.
+
+    Args:
+        cfg: The run.
+        resume: Continue the run from its checkpoints and league.
+        on_view: Called with every member's :class:`MemberView` after each PBT step and at
+            least every ``view_seconds``.
+        view_seconds: Seconds between two calls of ``on_view``.
+    """
+
+    def __init__(
+        self,
+        cfg: PopulationConfig,
+        resume: bool = False,
+        on_view: Callable[[list[MemberView]], None] | None = None,
+        view_seconds: float = 30.0,
+    ) -> None:
+        from sf_envs.match.scenarios import MatchConfig
+        from sf_train.config import shaping_weights
+        from sf_train.envs import env_spec
+        from sf_train.trainer import Trainer
+
+        problems = cfg.pbt.problems()
+        if problems:
+            raise ValueError("invalid population training:\n  - " + "\n  - ".join(problems))
+        train_cfg = cfg.train
+        scenario = env_spec(train_cfg.env.env).kwargs.get("scenario")
+        if scenario is None:
+            raise ValueError(
+                f"{train_cfg.env.env} is not a match: population training needs an env of "
+                "several learning agents per game, e.g. sf/DoomDuel-v0"
+            )
+        match = MatchConfig.create(scenario, **train_cfg.env.options())
+        self.cfg = cfg
+        self.run_dir = Path(train_cfg.run.run_dir)
+        self.run_key = str(self.run_dir.resolve())
+        self.settings = {
+            "map": match.map.name,
+            "timelimit": match.timelimit,
+            "frame_skip": train_cfg.env.frame_skip,
+            "env": train_cfg.env.env,
+            "run": self.run_key,
+        }
+        self.start_shaping = shaping_weights(train_cfg.algo)
+        self.on_view = on_view
+        self.view_seconds = view_seconds
+        self._rng = np.random.default_rng(cfg.pbt.seed)
+        self._session = f"{time.time():.6f}"
+        self.store = LeagueStore(cfg.db)
+        try:
+            self.trainer = Trainer(train_cfg, resume=resume, on_progress=self._between_batches)
+        except BaseException:
+            self.store.close()
+            raise
+        count = self.trainer.num_policies
+        self.generations = [0] * count
+        for event in self.store.pbt_events(self.run_key):
+            self.generations[event.policy] = max(self.generations[event.policy], event.generation)
+        self.scores: list[deque[float]] = [deque(maxlen=cfg.pbt.window) for _ in range(count)]
+        self._load_scores()
+        self._register_members()
+        self._policy_frames = [0] * count
+        self._view_frames = [0] * count
+        self._last_view = time.perf_counter()
+        self._returns: list[float | None] = [None] * count
+        self._objectives: list[float | None] = [None] * count
+        self._entropies: list[float | None] = [None] * count
+        frames = self.trainer.frames
+        interval = cfg.pbt.interval
+        self._next_pbt = (min(self._member_frames()) // interval + 1) * interval
+        every = cfg.gauntlet_every
+        self._next_gauntlet = (frames // every + 1) * every if every else None
+        self._stop_requested = False
+
+    # -- the league's memory -----------------------------------------------------------
+
+    def _member_frames(self) -> list[int]:
+        return [m.frames for m in self.trainer.members]
+
+    def _player(self, policy: int) -> PlayerRecord:
+        name = member_name(self.run_dir, policy, self.generations[policy])
+        spec = str(self.run_dir / f"p{policy}")
+        return PlayerRecord(
+            name, "member", spec, f"{self.run_key}:p{policy}:g{self.generations[policy]}"
+        )
+
+    def _register_members(self) -> None:
+        self.store.add_players([self._player(p) for p in range(self.trainer.num_policies)])
+
+    def _load_scores(self) -> None:
+        """Rebuilds each member's ranking window from the league's stored training games."""
+        names = {member_name(self.run_dir, p, g): p for p, g in enumerate(self.generations)}
+        for game in self.store.games():
+            if game.scenario != TRAINING or game.settings.get("run") != self.run_key:
+                continue
+            for policy, score in _member_scores(game, names):
+                self.scores[policy].append(score)
+
+    def _record_matches(self) -> None:
+        for match in self.trainer.take_matches():
+            if len(set(match.policies)) < len(match.policies):
+                continue  # a member against itself: no information for the league
+            seats = []
+            for policy, variables in zip(match.policies, match.variables, strict=True):
+                seats.append(
+                    Seat(
+                        member_name(self.run_dir, policy, self.generations[policy]),
+                        float(variables.get("frags", 0.0)),
+                        variables.get("deaths"),
+                    )
+                )
+            record = GameRecord(
+                key=f"{TRAINING}:{self.run_key}:{self._session}:{self.trainer.frames}:{match.game}",
+                scenario=TRAINING,
+                seats=tuple(seats),
+                settings={**self.settings, "versions": list(match.versions)},
+            )
+            self.store.record_game(record)
+            names = {s.player: p for s, p in zip(seats, match.policies, strict=True)}
+            for policy, score in _member_scores(record, names):
+                self.scores[policy].append(score)
+
+    # -- population-based training -----------------------------------------------------
+
+    def _pbt_step(self) -> None:
+        trainer, pbt = self.trainer, self.cfg.pbt
+        frames = trainer.frames
+        for exploit in select_exploits([list(s) for s in self.scores], pbt, self._rng):
+            target, source = exploit.target, exploit.source
+            before = trainer.hyperparameters(target)
+            before_shaping = trainer.shaping(target)
+            trainer.copy_policy(source, target)
+            self.generations[target] += 1
+            self.scores[target].clear()
+            copied = _changes(before, trainer.hyperparameters(source))
+            copied |= _changes(before_shaping, trainer.shaping(source), prefix="shaping.")
+            copied["score"] = [exploit.target_score, exploit.source_score]
+            self._event(target, "exploit", source, copied)
+            values = trainer.hyperparameters(target)
+            mutated = explore(values, pbt, self._rng)
+            if mutated:
+                trainer.set_hyperparameters(target, mutated)
+            shaping = trainer.shaping(target)
+            mutated_shaping = mutate_shaping(shaping, self.start_shaping, pbt, self._rng)
+            if mutated_shaping:
+                trainer.set_shaping(target, shaping | mutated_shaping)
+            changes = _changes(values, trainer.hyperparameters(target))
+            changes |= _changes(shaping, trainer.shaping(target), prefix="shaping.")
+            self._event(target, "explore", None, changes)
+            log.info(
+                "PBT at %d frames: p%d (win rate %.2f) copies p%d (%.2f), now generation %d%s",
+                frames,
+                target,
+                exploit.target_score,
+                source,
+                exploit.source_score,
+                self.generations[target],
+                "; mutated " + ", ".join(changes) if changes else "",
+            )
+        self._register_members()
+        write = trainer.writer.add_scalar
+        for p in range(trainer.num_policies):
+            write(f"p{p}/pbt/generation", self.generations[p], frames)
+            if self.scores[p]:
+                write(f"p{p}/pbt/win_rate", float(np.mean(self.scores[p])), frames)
+            for name, value in trainer.hyperparameters(p).items():
+                write(f"p{p}/pbt/{name}", value, frames)
+            for name, value in trainer.shaping(p).items():
+                write(f"p{p}/pbt/shaping_{name}", value, frames)
+
+    def _event(self, policy: int, kind: str, parent: int | None, changes: dict) -> None:
+        event = PBTEvent(
+            self.run_key,
+            self.trainer.frames,
+            policy,
+            self.generations[policy],
+            kind,
+            parent,
+            changes,
+        )
+        self.store.record_pbt_event(event)
+        self.trainer.writer.add_text(
+            f"p{policy}/pbt/events", f"{kind} from p{parent}: {changes}", self.trainer.frames
+        )
+
+    # -- gauntlets ---------------------------------------------------------------------
+
+    def gauntlet(self) -> None:
+        """Writes a checkpoint of every member and plays it against the fixed opponents."""
+        from sf_league.players import parse_player
+        from sf_league.tournament import TournamentConfig, run_tournament
+
+        trainer = self.trainer
+        trainer.save_checkpoint()
+        config = TournamentConfig(
+            scenario="duel_bots",
+            map=self.settings["map"],
+            format="gauntlet",
+            games=self.cfg.gauntlet_games,
+            timelimit=float(self.settings["timelimit"]),
+            workers=self.cfg.gauntlet_workers,
+        )
+        opponents = [parse_player(text, config.map_name) for text in self.cfg.gauntlet_players]
+        for member in trainer.members:
+            latest = member.checkpoints.latest()
+            name = snapshot_name(self.run_dir, member.index, trainer.frames)
+            player = parse_player(f"{name}={latest}", config.map_name)
+            result = run_tournament(config, [player, *opponents], self.store)
+            log.info(
+                "gauntlet of %s: %d games played, %d failed",
+                name,
+                result.played,
+                len(result.failed),
+            )
+
+    # -- the loop ----------------------------------------------------------------------
+
+    def _between_batches(self, progress: Any) -> None:
+        self._record_matches()
+        trainer = self.trainer
+        for s in trainer.take_stats():
+            self._policy_frames[s.policy] += s.frames
+            self._returns[s.policy] = s.mean_return
+            if s.mean_objective is not None:
+                self._objectives[s.policy] = s.mean_objective
+            self._entropies[s.policy] = s.entropy
+        pbt_due = min(self._member_frames()) >= self._next_pbt
+        if pbt_due:
+            self._pbt_step()
+            interval = self.cfg.pbt.interval
+            self._next_pbt = (min(self._member_frames()) // interval + 1) * interval
+        if self._next_gauntlet is not None and trainer.frames >= self._next_gauntlet:
+            self.gauntlet()
+            every = self.cfg.gauntlet_every
+            self._next_gauntlet = (trainer.frames // every + 1) * every
+        now = time.perf_counter()
+        if self.on_view is not None and (pbt_due or now - self._last_view >= self.view_seconds):
+            self.on_view(self.view(now - self._last_view))
+            self._view_frames = list(self._policy_frames)
+            self._last_view = now
+        if self._stop_requested:
+            trainer.request_stop()
+
+    def view(self, seconds: float = 0.0) -> list[MemberView]:
+        """Every member's line of the live view (``seconds`` since the previous one, for the
+        frame rates)."""
+        members = self.trainer.members
+        return [
+            MemberView(
+                policy=m.index,
+                generation=self.generations[m.index],
+                frames=m.frames,
+                fps=(self._policy_frames[m.index] - self._view_frames[m.index]) / seconds
+                if seconds > 0
+                else None,
+                mean_return=self._returns[m.index],
+                objective=self._objectives[m.index],
+                win_rate=float(np.mean(self.scores[m.index])) if self.scores[m.index] else None,
+                matches=len(self.scores[m.index]),
+                entropy=self._entropies[m.index],
+            )
+            for m in members
+        ]
+
+    def request_stop(self) -> None:
+        """Ends :meth:`train` after the current batch; every member's checkpoint is written."""
+        self._stop_requested = True
+
+    def train(self) -> Any:
+        """Trains to the configured frames (or until :meth:`request_stop`, e.g. on Ctrl-C);
+        the trainer writes every member's final checkpoint. Returns its ``TrainResult``."""
+        previous = signal.getsignal(signal.SIGINT)
+
+        def first_interrupt(signum: int, frame: object) -> None:
+            log.warning("interrupted: saving every member after this batch (Ctrl-C again: abort)")
+            self.request_stop()
+            signal.signal(signal.SIGINT, previous)
+
+        if _in_main_thread():
+            signal.signal(signal.SIGINT, first_interrupt)
+        try:
+            result = self.trainer.train()
+            self._record_matches()
+            return result
+        finally:
+            if _in_main_thread():
+                signal.signal(signal.SIGINT, previous)
+
+    def close(self) -> None:
+        try:
+            self.trainer.close()
+        finally:
+            self.store.close()
+
+    def __enter__(self) -> PopulationTrainer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _member_scores(game: GameRecord, names: dict[str, int]) -> list[tuple[int, float]]:
+    """Each member's score in a two-seat training game between two different members (1 win,
+    0.5 draw, 0 loss); nothing for a member against itself or for other games."""
+    if len(game.seats) != 2:
+        return []
+    (a, b) = game.seats
+    if a.player not in names or b.player not in names or names[a.player] == names[b.player]:
+        return []
+    score = 0.5 if a.frags == b.frags else float(a.frags > b.frags)
+    return [(names[a.player], score), (names[b.player], 1.0 - score)]
+
+
+def _changes(
+    old: dict[str, float], new: dict[str, float], prefix: str = ""
+) -> dict[str, list[float]]:
+    """``{prefix + name: [old, new]}`` of every value that differs (a missing one is 0)."""
+    return {
+        f"{prefix}{k}": [old.get(k, 0.0), new.get(k, 0.0)]
+        for k in sorted(old.keys() | new.keys())
+        if old.get(k, 0.0) != new.get(k, 0.0)
+    }

@@ -1,0 +1,244 @@
+"""``sf-league train`` (a population trained by self-play and PBT) and ``sf-league lineage``.
+
+Examples::
+
+    sf-league train --run-dir runs/pop --db pop.sqlite --frames 10000000
+    sf-league train --run-dir runs/pop --db pop.sqlite --frames 20000000 --resume
+    sf-league lineage --db pop.sqlite
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from sf_envs.terminal import log_handler
+from sf_league.pbt import BOUNDS, PBTConfig
+from sf_league.population import MemberView, PopulationConfig, PopulationTrainer
+from sf_league.store import LeagueStore
+
+__all__ = [
+    "add_lineage_parser",
+    "add_train_parser",
+    "population_defaults",
+    "run_lineage",
+    "run_train",
+]
+
+DEFAULT_SHAPING = ("deaths=-0.5", "damage_dealt=0.01", "damage_taken=-0.003")
+"""The duel's shaping on top of its frag reward: Sample Factory's duel scheme in spirit (a death
+costs half a frag, damage dealt and taken count a little), over the variables a duel reports."""
+
+
+def population_defaults() -> Any:
+    """The sf-train settings ``sf-league train`` starts from: 4 members on duels, 8 duels."""
+    from sf_train.config import AlgoConfig, Config, EnvConfig, RunConfig
+
+    return Config(
+        env=EnvConfig(env="sf/DoomDuel-v0", num_envs=16, batch_size=8),
+        algo=AlgoConfig(num_policies=4, entropy_coef=0.01, shaping=DEFAULT_SHAPING),
+        run=RunConfig(
+            run_dir="runs/population",
+            frames=10_000_000,
+            checkpoint_every=1_000_000,
+            eval_episodes=0,
+        ),
+    )
+
+
+def _train_parser(parser: argparse.ArgumentParser, defaults: Any) -> None:
+    from sf_train.config_cli import add_config_arguments
+
+    parser.add_argument("--db", required=True, help="the league file (SQLite) of the population")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --run-dir from its checkpoints and its league; flags not "
+        "given keep the values saved in its config.json",
+    )
+    pbt = PBTConfig()
+    group = parser.add_argument_group("population-based training")
+    group.add_argument(
+        "--pbt-interval", type=int, default=pbt.interval, help="env frames per member between steps"
+    )
+    group.add_argument(
+        "--pbt-fraction", type=float, default=pbt.fraction, help="share of worst (and best) members"
+    )
+    group.add_argument(
+        "--pbt-window", type=int, default=pbt.window, help="recent matches a member is ranked on"
+    )
+    group.add_argument(
+        "--pbt-min-matches", type=int, default=pbt.min_matches, help="matches needed to be ranked"
+    )
+    group.add_argument(
+        "--pbt-confidence",
+        type=float,
+        default=pbt.confidence,
+        help="one-sided confidence that the best beats the worst before a copy",
+    )
+    group.add_argument(
+        "--mutation-probability", type=float, default=pbt.probability, help="chance per value"
+    )
+    group.add_argument(
+        "--mutation-factor", type=float, default=pbt.factor, help="multiply by it or its inverse"
+    )
+    group.add_argument(
+        "--mutate",
+        nargs="+",
+        default=list(pbt.mutate),
+        choices=list(BOUNDS),
+        help="hyperparameters mutated (shaping weights always are)",
+    )
+    group.add_argument(
+        "--pbt-control",
+        action="store_true",
+        help="keep member 0 unchanged (never mutated or replaced), as a control",
+    )
+    gauntlet = parser.add_argument_group("gauntlets (ratings over training time)")
+    gauntlet.add_argument(
+        "--gauntlet-every",
+        type=int,
+        default=0,
+        help="env frames between gauntlets of every member against --gauntlet-players (0: none)",
+    )
+    gauntlet.add_argument("--gauntlet-players", nargs="+", default=["random", "noop", "bot:1"])
+    gauntlet.add_argument("--gauntlet-games", type=int, default=2, help="games per opponent")
+    gauntlet.add_argument("--gauntlet-workers", type=int, help="runner processes")
+    add_config_arguments(parser, defaults)
+
+
+def add_train_parser(sub: Any) -> None:
+    """Adds ``train`` to the ``sf-league`` subcommands."""
+    parser = sub.add_parser(
+        "train",
+        help="train a population by self-play with population-based training",
+        description="Trains --num-policies members together on a duel (one sf-train trainer, "
+        "every game's seats drawn anew at each episode start), records every training match in "
+        "--db, and every --pbt-interval frames lets the worst members copy the best and mutates "
+        "the copies. Checkpoints: RUN_DIR/p0, p1, ... (each a run folder). Ctrl-C saves every "
+        "member; --resume continues.",
+    )
+    _train_parser(parser, population_defaults())
+
+
+def add_lineage_parser(sub: Any) -> None:
+    """Adds ``lineage`` to the ``sf-league`` subcommands."""
+    parser = sub.add_parser(
+        "lineage",
+        help="print the exploit and explore events of population training",
+        description="Every PBT event stored in --db: when, which member, its generation, whom "
+        "it copied and which values changed (old -> new).",
+    )
+    parser.add_argument("--db", required=True, help="the league file")
+    parser.add_argument("--run", help="only this run folder's events")
+
+
+def run_train(argv: list[str], console: Console) -> int:
+    """``sf-league train``: parses its own arguments (the defaults depend on ``--resume``)."""
+    from sf_train.config_cli import config_from_args
+    from sf_train.run_folder import load_run_config
+
+    probe = argparse.ArgumentParser(add_help=False)
+    _train_parser(probe, population_defaults())
+    pre = probe.parse_known_args(argv)[0]
+    defaults = load_run_config(vars(pre)["run.run_dir"]) if pre.resume else population_defaults()
+    parser = argparse.ArgumentParser(prog="sf-league train")
+    _train_parser(parser, defaults)
+    args = parser.parse_args(argv)
+    cfg = PopulationConfig(
+        train=config_from_args(args),
+        db=args.db,
+        pbt=PBTConfig(
+            interval=args.pbt_interval,
+            fraction=args.pbt_fraction,
+            window=args.pbt_window,
+            min_matches=args.pbt_min_matches,
+            confidence=args.pbt_confidence,
+            probability=args.mutation_probability,
+            factor=args.mutation_factor,
+            mutate=tuple(args.mutate),
+            control=args.pbt_control,
+            seed=vars(args)["run.seed"],
+        ),
+        gauntlet_every=args.gauntlet_every,
+        gauntlet_players=tuple(args.gauntlet_players),
+        gauntlet_games=args.gauntlet_games,
+        gauntlet_workers=args.gauntlet_workers,
+    )
+    logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=[log_handler(console)])
+    with PopulationTrainer(
+        cfg, resume=args.resume, on_view=lambda v: print_view(console, v)
+    ) as pop:
+        result = pop.train()
+        print_view(console, pop.view())
+    run_dir = cfg.train.run.run_dir
+    console.print(
+        f"[green]done[/]: {result.frames:,} frames at {result.fps:,.0f} frames/s; members in "
+        f"{run_dir}/p0..p{len(result.returns) - 1}, league {cfg.db}. Continue with: sf-league "
+        f"train --run-dir {run_dir} --db {cfg.db} --frames N --resume",
+        soft_wrap=True,
+    )
+    return 0
+
+
+def _num(x: float | None, fmt: str = ".2f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def print_view(console: Console, view: list[MemberView]) -> None:
+    """The population's live view: one row per member."""
+    table = Table(title="population", title_justify="left")
+    for column in (
+        "member",
+        "gen",
+        "frames",
+        "frames/s",
+        "return",
+        "frags-deaths",
+        "win rate",
+        "matches",
+        "entropy",
+    ):
+        table.add_column(column, justify="right")
+    for m in view:
+        table.add_row(
+            f"p{m.policy}",
+            str(m.generation),
+            f"{m.frames:,}",
+            _num(m.fps, ",.0f"),
+            _num(m.mean_return),
+            _num(m.objective),
+            _num(m.win_rate),
+            str(m.matches),
+            _num(m.entropy, ".3f"),
+        )
+    console.print(table)
+
+
+def run_lineage(args: argparse.Namespace, console: Console) -> int:
+    with LeagueStore(args.db, create=False) as store:
+        events = store.pbt_events(args.run)
+    if not events:
+        console.print(f"no population-training events in {args.db}")
+        return 0
+    table = Table(title=f"lineage ({len(events)} events)", title_justify="left")
+    for column in ("frames", "member", "gen", "event", "parent", "changes"):
+        table.add_column(column, justify="left" if column == "changes" else "right")
+    for e in events:
+        changes = ", ".join(
+            f"{name} {old:.4g}->{new:.4g}" for name, (old, new) in sorted(e.changes.items())
+        )
+        table.add_row(
+            f"{e.frames:,}",
+            f"p{e.policy}",
+            str(e.generation),
+            e.kind,
+            "" if e.parent is None else f"p{e.parent}",
+            changes,
+        )
+    console.print(table)
+    return 0
