@@ -18,17 +18,20 @@ import time
 
 from matches import SPIN_MODES, spin_mode
 
-from sf_train.config import Config, EnvConfig, RunConfig
+from sf_train.config import AlgoConfig, Config, EnvConfig, RunConfig
 from sf_train.trainer import Progress, Trainer
 
 
-def train_rate(env: EnvConfig, seconds: float, warmup: float) -> float:
-    """Env frames/s of sf-train's default config on ``env`` between ``warmup`` and
-    ``warmup + seconds`` of training."""
+def train_rate(
+    env: EnvConfig, seconds: float, warmup: float, algo: AlgoConfig | None = None
+) -> float:
+    """Env frames/s of sf-train's default config (``algo`` in place of its defaults, if
+    given) on ``env`` between ``warmup`` and ``warmup + seconds`` of training."""
     marks: list[tuple[float, int]] = []
     with tempfile.TemporaryDirectory() as run_dir:
         cfg = Config(
             env=env,
+            algo=algo or AlgoConfig(),
             run=RunConfig(run_dir=run_dir, frames=10**10, checkpoint_every=10**10, eval_episodes=0),
         )
         with Trainer(cfg) as trainer:

@@ -12,6 +12,7 @@ from sf_league.store import (
     GameRecord,
     LeagueStore,
     LeagueStoreError,
+    PBTEvent,
     PlayerRecord,
     Seat,
 )
@@ -127,3 +128,21 @@ def test_a_version_1_league_is_upgraded_and_keeps_its_games(tmp_path: Path) -> N
         ]
         store.record_game(GameRecord("g1", "duel", (Seat("a", 0), Seat("b", 0))))
         assert store.failed_games() == []  # played at last
+
+
+def test_a_version_2_league_gains_the_lineage_table_and_keeps_its_games(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite"
+    with LeagueStore(path) as store:
+        store.add_players([PlayerRecord("a", "baseline", "random", "random")])
+        store.add_players([PlayerRecord("b", "baseline", "noop", "noop")])
+        store.record_game(GameRecord("g0", "duel", (Seat("a", 1), Seat("b", 0))))
+    with sqlite3.connect(path) as db:  # what version 2 wrote: no pbt_events table
+        db.execute("DROP TABLE pbt_events")
+        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    with LeagueStore(path) as store:
+        assert store.game_keys() == {"g0"} and store.pbt_events() == []
+        event = PBTEvent("runs/pop", 400, 1, 1, "exploit", 0, {"score": [0.2, 0.7]})
+        store.record_pbt_event(event)
+        store.record_pbt_event(PBTEvent("runs/other", 500, 0, 1, "explore", None, {}))
+        assert store.pbt_events("runs/pop") == [event]
+        assert [e.run for e in store.pbt_events()] == ["runs/pop", "runs/other"]

@@ -111,20 +111,20 @@ class PopulationTrainer:
         view_seconds: float = 30.0,
     ) -> None:
         from sf_envs.match.scenarios import MatchConfig
-        from sf_train.config import shaping_weights
+        from sf_train.config import ConfigError, shaping_weights
         from sf_train.envs import env_spec
         from sf_train.trainer import Trainer
 
-        problems = cfg.pbt.problems()
-        if problems:
-            raise ValueError("invalid population training:\n  - " + "\n  - ".join(problems))
         train_cfg = cfg.train
+        problems = cfg.pbt.problems()
         scenario = env_spec(train_cfg.env.env).kwargs.get("scenario")
         if scenario is None:
-            raise ValueError(
-                f"{train_cfg.env.env} is not a match: population training needs an env of "
+            problems.append(
+                f"--env {train_cfg.env.env} is not a match: population training needs an env of "
                 "several learning agents per game, e.g. sf/DoomDuel-v0"
             )
+        if problems:
+            raise ConfigError(problems)
         match = MatchConfig.create(scenario, **train_cfg.env.options())
         self.cfg = cfg
         self.run_dir = Path(train_cfg.run.run_dir)
@@ -184,11 +184,16 @@ class PopulationTrainer:
 
     def _load_scores(self) -> None:
         """Rebuilds each member's ranking window from the league's stored training games."""
-        names = {member_name(self.run_dir, p, g): p for p, g in enumerate(self.generations)}
+        current = {member_name(self.run_dir, p, g): p for p, g in enumerate(self.generations)}
+        every = {
+            member_name(self.run_dir, p, g): p
+            for p, latest in enumerate(self.generations)
+            for g in range(latest + 1)
+        }
         for game in self.store.games():
             if game.scenario != TRAINING or game.settings.get("run") != self.run_key:
                 continue
-            for policy, score in _member_scores(game, names):
+            for policy, score in _member_scores(game, every, current):
                 self.scores[policy].append(score)
 
     def _record_matches(self) -> None:
@@ -212,14 +217,21 @@ class PopulationTrainer:
             )
             self.store.record_game(record)
             names = {s.player: p for s, p in zip(seats, match.policies, strict=True)}
-            for policy, score in _member_scores(record, names):
+            for policy, score in _member_scores(record, names, names):
                 self.scores[policy].append(score)
 
     # -- population-based training -----------------------------------------------------
 
-    def _pbt_step(self) -> None:
+    def pbt_step(self) -> None:
+        """Ranks the members on their recent matches, lets the worst copy the best where the
+        gap is significant and mutates the copies; logs every member's state to TensorBoard.
+
+        After a change every member's checkpoint is written before the events are stored, so
+        the league never names a generation that the checkpoints do not hold.
+        """
         trainer, pbt = self.trainer, self.cfg.pbt
         frames = trainer.frames
+        events: list[tuple[int, str, int | None, dict]] = []
         for exploit in select_exploits([list(s) for s in self.scores], pbt, self._rng):
             target, source = exploit.target, exploit.source
             before = trainer.hyperparameters(target)
@@ -230,7 +242,7 @@ class PopulationTrainer:
             copied = _changes(before, trainer.hyperparameters(source))
             copied |= _changes(before_shaping, trainer.shaping(source), prefix="shaping.")
             copied["score"] = [exploit.target_score, exploit.source_score]
-            self._event(target, "exploit", source, copied)
+            events.append((target, "exploit", source, copied))
             values = trainer.hyperparameters(target)
             mutated = explore(values, pbt, self._rng)
             if mutated:
@@ -241,7 +253,7 @@ class PopulationTrainer:
                 trainer.set_shaping(target, shaping | mutated_shaping)
             changes = _changes(values, trainer.hyperparameters(target))
             changes |= _changes(shaping, trainer.shaping(target), prefix="shaping.")
-            self._event(target, "explore", None, changes)
+            events.append((target, "explore", None, changes))
             log.info(
                 "PBT at %d frames: p%d (win rate %.2f) copies p%d (%.2f), now generation %d%s",
                 frames,
@@ -252,6 +264,10 @@ class PopulationTrainer:
                 self.generations[target],
                 "; mutated " + ", ".join(changes) if changes else "",
             )
+        if events:
+            trainer.save_checkpoint()
+        for event in events:
+            self._event(*event)
         self._register_members()
         write = trainer.writer.add_scalar
         for p in range(trainer.num_policies):
@@ -321,7 +337,7 @@ class PopulationTrainer:
             self._entropies[s.policy] = s.entropy
         pbt_due = min(self._member_frames()) >= self._next_pbt
         if pbt_due:
-            self._pbt_step()
+            self.pbt_step()
             interval = self.cfg.pbt.interval
             self._next_pbt = (min(self._member_frames()) // interval + 1) * interval
         if self._next_gauntlet is not None and trainer.frames >= self._next_gauntlet:
@@ -400,16 +416,22 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _member_scores(game: GameRecord, names: dict[str, int]) -> list[tuple[int, float]]:
-    """Each member's score in a two-seat training game between two different members (1 win,
-    0.5 draw, 0 loss); nothing for a member against itself or for other games."""
+def _member_scores(
+    game: GameRecord, members: dict[str, int], current: dict[str, int]
+) -> list[tuple[int, float]]:
+    """The scores (1 win, 0.5 draw, 0 loss) of the ``current`` members (league name: policy)
+    in a two-seat game between two different ``members`` (any generation); nothing for other
+    games."""
     if len(game.seats) != 2:
         return []
     (a, b) = game.seats
-    if a.player not in names or b.player not in names or names[a.player] == names[b.player]:
+    if a.player not in members or b.player not in members:
+        return []
+    if members[a.player] == members[b.player]:
         return []
     score = 0.5 if a.frags == b.frags else float(a.frags > b.frags)
-    return [(names[a.player], score), (names[b.player], 1.0 - score)]
+    results = ((a.player, score), (b.player, 1.0 - score))
+    return [(current[name], s) for name, s in results if name in current]
 
 
 def _changes(

@@ -40,7 +40,17 @@ def population_defaults() -> Any:
 
     return Config(
         env=EnvConfig(env="sf/DoomDuel-v0", num_envs=16, batch_size=8),
-        algo=AlgoConfig(num_policies=4, entropy_coef=0.01, shaping=DEFAULT_SHAPING),
+        # One minibatch per batch: a member's batch (16 / 4 = 4 trajectories) is the size of
+        # one policy's minibatch on 16 envs, so each sample costs the same optimiser steps.
+        # Rewards of about 1 per frag need no scaling, and 0.01 entropy kept self-play from
+        # collapsing (the measurements in this package's README).
+        algo=AlgoConfig(
+            num_policies=4,
+            num_minibatches=1,
+            reward_scale=1.0,
+            entropy_coef=0.01,
+            shaping=DEFAULT_SHAPING,
+        ),
         run=RunConfig(
             run_dir="runs/population",
             frames=10_000_000,

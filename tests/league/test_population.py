@@ -1,0 +1,118 @@
+"""sf-league train on real duels: training matches recorded in the league, PBT exploits that
+copy weights and optimiser exactly, lineage in the league, and a resume that restores both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from league_support import sf_league
+
+from sf_league.pbt import PBTConfig
+from sf_league.population import TRAINING, PopulationConfig, PopulationTrainer, member_name
+from sf_league.store import LeagueStore
+from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
+
+
+def tiny_population(run_dir: Path, frames: int = 4000) -> Config:
+    return Config(
+        env=EnvConfig(
+            env="sf/DoomDuel-v0",
+            num_envs=4,
+            batch_size=2,
+            num_workers=1,
+            obs_size=(32, 24),
+            env_options=("timelimit=0.05",),  # 3-second matches: many of them
+        ),
+        model=ModelConfig(conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16),
+        algo=AlgoConfig(
+            rollout=8,
+            num_minibatches=1,
+            num_policies=2,
+            entropy_coef=0.01,
+            shaping=("deaths=-0.5", "damage_dealt=0.01"),
+        ),
+        run=RunConfig(
+            run_dir=str(run_dir), frames=frames, eval_episodes=0, torch_threads=1, seed=3
+        ),
+    )
+
+
+def test_training_matches_are_league_games_and_pbt_copies_exactly(tmp_path: Path) -> None:
+    run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
+    cfg = PopulationConfig(tiny_population(run_dir), str(db), PBTConfig(fraction=0.5))
+    with PopulationTrainer(cfg) as pop:
+        pop.train()
+        with LeagueStore(db) as store:
+            games = [g for g in store.games() if g.scenario == TRAINING]
+        assert games, "no training match was recorded"
+        names = {member_name(run_dir, 0, 0), member_name(run_dir, 1, 0)}
+        for game in games:
+            assert {s.player for s in game.seats} == names  # members, never one against itself
+            assert len(game.settings["versions"]) == 2
+            assert game.settings["map"] == "multi_duel"
+        # Member 0 won all its recent matches, member 1 lost them: 1 copies 0.
+        pop.scores[0].clear()
+        pop.scores[0].extend([1.0] * 30)
+        pop.scores[1].clear()
+        pop.scores[1].extend([0.0] * 30)
+        pop.pbt_step()
+        trainer = pop.trainer
+        src, dst = (trainer.members[p].learner for p in (0, 1))
+        for a, b in zip(
+            src.model.state_dict().values(), dst.model.state_dict().values(), strict=True
+        ):
+            assert torch.equal(a, b)
+        for k, state in src.optimizer.state_dict()["state"].items():
+            assert torch.equal(
+                state["exp_avg_sq"], dst.optimizer.state_dict()["state"][k]["exp_avg_sq"]
+            )
+        assert pop.generations == [0, 1]
+        with LeagueStore(db) as store:
+            events = store.pbt_events()
+            players = {p.name for p in store.players()}
+        assert [(e.kind, e.policy, e.generation, e.parent) for e in events] == [
+            ("exploit", 1, 1, 0),
+            ("explore", 1, 1, None),
+        ]
+        assert events[0].changes["score"] == [0.0, 1.0]
+        assert member_name(run_dir, 1, 1) in players
+        for name, (old, new) in events[1].changes.items():  # what explore changed, applied
+            key = name.removeprefix("shaping.")
+            now = (
+                trainer.shaping(1)[key]
+                if name.startswith("shaping.")
+                else trainer.hyperparameters(1)[key]
+            )
+            assert now == pytest.approx(new) and old != new
+    resumed = PopulationConfig(
+        tiny_population(run_dir, frames=8000), str(db), PBTConfig(fraction=0.5)
+    )
+    with PopulationTrainer(resumed, resume=True) as pop:
+        assert pop.generations == [0, 1]  # read back from the league's events
+        assert len(pop.scores[0]) > 0  # and the ranking windows from its games
+        # The copy was saved with the exploit: member 1 resumes as member 0's copy.
+        p0, p1 = (m.learner.model.state_dict() for m in pop.trainer.members)
+        assert all(torch.equal(p0[k], p1[k]) for k in p0)
+
+
+def test_the_cli_trains_resumes_and_prints_the_lineage(tmp_path: Path) -> None:
+    run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
+    common = [
+        "--run-dir", str(run_dir), "--db", str(db), "--num-policies", "2", "--num-envs", "4",
+        "--batch-size", "2", "--num-workers", "1", "--obs-size", "32", "24",
+        "--conv-channels", "4", "--conv-kernels", "4", "--conv-strides", "2", "--fc-size", "16",
+        "--rollout", "8", "--num-minibatches", "1", "--torch-threads", "1",
+        "--env-options", "timelimit=0.05",
+    ]  # fmt: skip
+    out = sf_league("train", *common, "--frames", "2000", check=True).stdout
+    assert "--resume" in out and "p1" in out
+    assert (run_dir / "p1" / "config.json").is_file()
+    resume = ("--run-dir", str(run_dir), "--db", str(db), "--frames", "4000", "--resume")
+    out = sf_league("train", *resume, check=True).stdout
+    assert "resumed" in out
+    lineage = sf_league("lineage", "--db", str(db), check=True).stdout
+    assert "no population-training events" in lineage  # too short for a PBT step
+    bad = sf_league("train", *common, "--frames", "2000", "--pbt-fraction", "0.9")
+    assert bad.returncode == 2 and "--pbt-fraction=0.9" in bad.stderr
