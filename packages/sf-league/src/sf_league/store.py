@@ -300,7 +300,8 @@ class LeagueStore:
         with self._transaction() as db:
             for later in range(version + 1, SCHEMA_VERSION + 1):
                 for table in _ADDED_IN[later]:
-                    db.execute(_SCHEMA[_SCHEMA.index(f"CREATE TABLE {table}") :].split(";")[0])
+                    statement = _SCHEMA[_SCHEMA.index(f"CREATE TABLE {table}") :].split(";")[0]
+                    db.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
             db.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
             )
