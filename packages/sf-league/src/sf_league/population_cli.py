@@ -200,7 +200,10 @@ def _num(x: float | None, fmt: str = ".2f") -> str:
 
 
 def print_view(console: Console, view: list[MemberView]) -> None:
-    """The population's live view: one row per member."""
+    """The population's live view: one row per member; the current best (highest win rate
+    against the others) is marked."""
+    rated = [m for m in view if m.win_rate is not None]
+    best = max(rated, key=lambda m: m.win_rate or 0.0).policy if rated else None
     table = Table(title="population", title_justify="left")
     for column in (
         "member",
@@ -216,7 +219,7 @@ def print_view(console: Console, view: list[MemberView]) -> None:
         table.add_column(column, justify="right")
     for m in view:
         table.add_row(
-            f"p{m.policy}",
+            f"p{m.policy}" + (" (best)" if m.policy == best else ""),
             str(m.generation),
             f"{m.frames:,}",
             _num(m.fps, ",.0f"),
