@@ -204,7 +204,7 @@ def print_view(console: Console, view: list[MemberView]) -> None:
     against the others) is marked."""
     rated = [m for m in view if m.win_rate is not None]
     best = max(rated, key=lambda m: m.win_rate or 0.0).policy if rated else None
-    table = Table(title="population", title_justify="left")
+    table = Table(title="population", title_justify="left", caption="* best win rate")
     for column in (
         "member",
         "gen",
@@ -219,7 +219,7 @@ def print_view(console: Console, view: list[MemberView]) -> None:
         table.add_column(column, justify="right")
     for m in view:
         table.add_row(
-            f"p{m.policy}" + (" (best)" if m.policy == best else ""),
+            f"p{m.policy}" + ("*" if m.policy == best else ""),
             str(m.generation),
             f"{m.frames:,}",
             _num(m.fps, ",.0f"),
