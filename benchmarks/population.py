@@ -12,9 +12,8 @@ same machine).
 from __future__ import annotations
 
 import argparse
-import statistics
 
-from self_play import train_rate
+from self_play import print_ratios, train_rate
 
 from sf_train.config import AlgoConfig, EnvConfig
 
@@ -44,14 +43,11 @@ def main() -> None:
         for name, algo in contenders.items():
             rates[name].append(train_rate(env, args.seconds, args.warmup, algo))
             print(f"{name:<12} {rates[name][-1]:>9,.0f} env frames/s", flush=True)
-    base = statistics.median(rates["1 policy"])
     print(
         f"{args.env}, {args.num_envs} envs, {env.num_workers} workers; median of "
         f"{args.repeats} x {args.seconds:g} s"
     )
-    for name, runs in rates.items():
-        rate = statistics.median(runs)
-        print(f"{name:<12} {rate:>9,.0f} env frames/s  x{rate / base:.2f}")
+    print_ratios(rates, "1 policy")
 
 
 if __name__ == "__main__":

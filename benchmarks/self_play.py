@@ -65,14 +65,20 @@ def main() -> None:
             with spin_mode(mode):
                 rates[mode].append(train_rate(env, args.seconds, args.warmup))
             print(f"{mode:<6} {rates[mode][-1]:>9,.0f} env frames/s", flush=True)
-    base = statistics.median(rates["as is"])
     print(
         f"{args.env}, {args.num_envs} envs, {env.num_workers} workers, sf-train defaults; "
         f"median of {args.repeats} x {args.seconds:g} s"
     )
-    for mode, runs in rates.items():
+    print_ratios(rates, "as is")
+
+
+def print_ratios(rates: dict[str, list[float]], reference: str) -> None:
+    """Each contender's median env frames/s and its ratio to ``reference``'s."""
+    base = statistics.median(rates[reference])
+    width = max(map(len, rates))
+    for name, runs in rates.items():
         rate = statistics.median(runs)
-        print(f"{mode:<6} {rate:>9,.0f} env frames/s  x{rate / base:.2f}")
+        print(f"{name:<{width}} {rate:>9,.0f} env frames/s  x{rate / base:.2f}")
 
 
 if __name__ == "__main__":

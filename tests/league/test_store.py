@@ -110,15 +110,21 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         LeagueStore(path)
 
 
-def test_a_version_1_league_is_upgraded_and_keeps_its_games(tmp_path: Path) -> None:
-    path = tmp_path / "l.sqlite"
+def _older_league(path: Path, version: int, missing: tuple[str, ...]) -> None:
+    """A league with one game as schema ``version`` wrote it: without the ``missing`` tables."""
     with LeagueStore(path) as store:
         store.add_players([PlayerRecord("a", "baseline", "random", "random")])
         store.add_players([PlayerRecord("b", "baseline", "noop", "noop")])
         store.record_game(GameRecord("g0", "duel", (Seat("a", 1), Seat("b", 0))))
-    with sqlite3.connect(path) as db:  # what version 1 wrote: no failed_games table
-        db.execute("DROP TABLE failed_games")
-        db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    with sqlite3.connect(path) as db:
+        for table in missing:
+            db.execute(f"DROP TABLE {table}")
+        db.execute(f"UPDATE meta SET value = '{version}' WHERE key = 'schema_version'")
+
+
+def test_a_version_1_league_is_upgraded_and_keeps_its_games(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite"
+    _older_league(path, 1, ("failed_games", "pbt_events"))
     with LeagueStore(path) as store:
         assert store.game_keys() == {"g0"} and store.failed_games() == []
         store.record_failure(FailedGame("g1", "duel", ("a", "b"), {}, 3, "engine crashed"))
@@ -132,13 +138,7 @@ def test_a_version_1_league_is_upgraded_and_keeps_its_games(tmp_path: Path) -> N
 
 def test_a_version_2_league_gains_the_lineage_table_and_keeps_its_games(tmp_path: Path) -> None:
     path = tmp_path / "l.sqlite"
-    with LeagueStore(path) as store:
-        store.add_players([PlayerRecord("a", "baseline", "random", "random")])
-        store.add_players([PlayerRecord("b", "baseline", "noop", "noop")])
-        store.record_game(GameRecord("g0", "duel", (Seat("a", 1), Seat("b", 0))))
-    with sqlite3.connect(path) as db:  # what version 2 wrote: no pbt_events table
-        db.execute("DROP TABLE pbt_events")
-        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    _older_league(path, 2, ("pbt_events",))
     with LeagueStore(path) as store:
         assert store.game_keys() == {"g0"} and store.pbt_events() == []
         event = PBTEvent("runs/pop", 400, 1, 1, "exploit", 0, {"score": [0.2, 0.7]})
