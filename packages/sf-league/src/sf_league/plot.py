@@ -73,7 +73,16 @@ def plot_over_time(standings: Sequence[Standings], out: str | os.PathLike[str]) 
                 lines[m["member"]].append((int(m["frames"]), r.elo, r.lower, r.upper))
             else:
                 ax.axhline(r.elo, color="gray", alpha=0.5, linestyle="--")
-                ax.annotate(r.player, (0, r.elo), fontsize=8, color="gray")
+                ax.annotate(
+                    r.player,
+                    (1.0, r.elo),
+                    xycoords=("axes fraction", "data"),
+                    xytext=(3, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=8,
+                    color="gray",
+                )
         for member, points in sorted(lines.items()):
             frames, elo, lower, upper = (list(v) for v in zip(*sorted(points), strict=True))
             yerr = [
