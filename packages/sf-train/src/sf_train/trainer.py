@@ -19,7 +19,6 @@ is for debugging and for exact resumption, which needs an env that can save its 
 from __future__ import annotations
 
 import collections
-import contextlib
 import copy
 import dataclasses
 import functools
@@ -27,17 +26,14 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
-from sf_train.checkpoint import Checkpoints
 from sf_train.config import (
     Config,
     ConfigError,
@@ -50,6 +46,13 @@ from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
 from sf_train.learner import Learner, learning_rate
+from sf_train.members import (
+    Counts,
+    Member,
+    Progress,
+    SharedWeights,
+    TrainResult,
+)
 from sf_train.model import ActorCritic
 from sf_train.opponents import OpponentPool, opponent_envs_of
 from sf_train.population import HYPERPARAMETERS, MatchBook, MatchRecord, PolicyStats
@@ -70,119 +73,6 @@ log = logging.getLogger(__name__)
 WAIT_S = 0.1
 """Poll interval of every wait between the two threads, so errors and stops are seen quickly."""
 JOIN_TIMEOUT_S = 60.0
-RETURN_WINDOW = 100
-"""Episodes (over all envs, an equal share each) in the mean return shown, logged and
-compared for ``best.pt``; see :class:`~sf_train.episodes.EpisodeWindow`."""
-
-
-class SharedWeights:
-    """The sampler's copy of the policy and its version, updated by the learner.
-
-    The lock is held by the sampler during each forward pass and by the learner while it
-    copies new weights in, so no action is ever chosen by half-updated weights.
-    """
-
-    def __init__(self, model: ActorCritic, version: int = 0) -> None:
-        self.model = model
-        self.version = version
-        self._lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def acting(self) -> Iterator[int]:
-        """Holds the weights fixed and yields their version (a :data:`PolicySource`)."""
-        with self._lock:
-            yield self.version
-
-    @torch.no_grad()
-    def publish(self, source: nn.Module, version: int) -> None:
-        """Copies ``source``'s parameters and buffers (normalisers) in as ``version``."""
-        with self._lock:
-            if source is not self.model:
-                for dst, src in zip(
-                    self.model.state_dict().values(), source.state_dict().values(), strict=True
-                ):
-                    dst.copy_(src)
-            self.version = version
-
-
-@dataclass
-class Progress:
-    """A snapshot for progress displays, passed to ``on_progress`` after every batch.
-
-    ``mean_return`` is the policy's (the first policy's, in a population); ``returns`` has
-    every policy's, in order."""
-
-    frames: int
-    total_frames: int
-    fps: float
-    mean_return: float | None
-    policy_lag: float | None
-    version: int
-    returns: tuple[float | None, ...] = ()
-
-
-@dataclass
-class TrainResult:
-    """How a :meth:`Trainer.train` call ended.
-
-    Attributes:
-        frames: Env frames trained on in total (over all resumed sessions and all policies).
-        seconds: Wall time of this session's training loop.
-        fps: Env frames per second of this session.
-        mean_return: Mean return of the last episodes, an equal share from every env (see
-            :class:`~sf_train.episodes.EpisodeWindow`); None until every env ended one. The
-            first policy's in a population (``returns`` has every policy's).
-        checkpoint: The last checkpoint written (the first policy's in a population).
-        worker_restarts: Vector workers restarted in this session after a fault.
-        dropped_frames: Frames of this session's experience discarded because of faults (not
-            counted in ``frames``).
-        returns: Every policy's mean return, in order.
-    """
-
-    frames: int
-    seconds: float
-    fps: float
-    mean_return: float | None
-    checkpoint: Path
-    worker_restarts: int = 0
-    dropped_frames: int = 0
-    returns: tuple[float | None, ...] = ()
-
-
-class _Member:
-    """One policy of the run: its learner, the sampler's copy of its weights, its episode
-    statistics and its checkpoints, and what it did since the league last asked."""
-
-    def __init__(
-        self,
-        index: int,
-        learner: Learner,
-        weights: SharedWeights,
-        learning_envs: np.ndarray,
-        checkpoints: Checkpoints,
-        shaping: dict[str, float],
-    ) -> None:
-        self.index = index
-        self.learner = learner
-        self.weights = weights
-        self.returns = EpisodeWindow(learning_envs, RETURN_WINDOW)
-        self.lengths = EpisodeWindow(learning_envs, RETURN_WINDOW)
-        self.checkpoints = checkpoints
-        self.shaping = shaping
-        self.frames = 0
-        self.entropy: float | None = None
-        self.since = _Since()
-
-
-@dataclass
-class _Since:
-    """A policy's counts since the previous :meth:`Trainer.take_stats`."""
-
-    frames: int = 0
-    episodes: int = 0
-    shaping: float = 0.0
-    objective: float = 0.0
-    objectives: int = 0
 
 
 def _tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:
@@ -308,7 +198,7 @@ class Trainer:
 
     def _new_member(
         self, index: int, sync: bool, learning_envs: np.ndarray, shaping: dict[str, float]
-    ) -> _Member:
+    ) -> Member:
         cfg = self.cfg
         model = ActorCritic(
             self.venv.single_observation_space, self.venv.single_action_space, cfg.model
@@ -319,7 +209,7 @@ class Trainer:
         acting = model if sync and precision == "float32" else model.acting_copy(precision)
         folder = policy_folder(self.run_dir, index, cfg.algo.num_policies)
         checkpoints = checkpoints_of(folder, cfg.run.keep_checkpoints)
-        return _Member(index, learner, SharedWeights(acting), learning_envs, checkpoints, shaping)
+        return Member(index, learner, SharedWeights(acting), learning_envs, checkpoints, shaping)
 
     def _checked_shaping(self, weights: dict[str, float]) -> dict[str, float]:
         unknown = sorted(weights.keys() - set(self.variable_names))
@@ -364,7 +254,7 @@ class Trainer:
         """Every policy's :class:`PolicyStats` since the previous call."""
         stats = []
         for m in self.members:
-            since, m.since = m.since, _Since()
+            since, m.since = m.since, Counts()
             stats.append(
                 PolicyStats(
                     policy=m.index,
@@ -531,7 +421,7 @@ class Trainer:
         self._last_checkpoint = paths[0]
         return paths[0]
 
-    def _evaluate(self, model: ActorCritic, member: _Member) -> float:
+    def _evaluate(self, model: ActorCritic, member: Member) -> float:
         """Mean return of an unbiased evaluation of ``model``, logged under ``eval/``."""
         result = evaluate_policy(
             self.cfg,
@@ -560,7 +450,7 @@ class Trainer:
 
     # -- logging -------------------------------------------------------------------------
 
-    def _tag(self, member: _Member, tag: str) -> str:
+    def _tag(self, member: Member, tag: str) -> str:
         """TensorBoard tag of a policy's series: as is for one policy, ``p<i>/...`` else."""
         return tag if self.num_policies == 1 else f"p{member.index}/{tag}"
 
@@ -597,7 +487,7 @@ class Trainer:
                 self._record_episodes(member, rollout, ended, variables)
 
     def _record_episodes(
-        self, member: _Member, rollout: Rollout, ended: np.ndarray, variables: np.ndarray | None
+        self, member: Member, rollout: Rollout, ended: np.ndarray, variables: np.ndarray | None
     ) -> None:
         """Logs one policy's episodes that ended (``ended``: their rows in the rollout)."""
         write = self.writer.add_scalar
