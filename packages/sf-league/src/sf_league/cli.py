@@ -19,6 +19,7 @@ table (one plot panel) per group, never one fit across them (sf_league.groups).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -36,6 +37,7 @@ from sf_league.groups import GroupSelection, group_of
 from sf_league.players import PlayerError, parse_player
 from sf_league.population import TRAINING
 from sf_league.population_cli import add_lineage_parser, add_train_parser, run_lineage, run_train
+from sf_league.ray_runners import ClusterError
 from sf_league.runner import GameJob
 from sf_league.standings import Standings, compute_standings
 from sf_league.store import FailedGame, GameRecord, LeagueStore, LeagueStoreError
@@ -73,6 +75,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     PlayerError,
     TournamentError,
     OptionError,
+    ClusterError,
     *_train_errors(),
 )
 
@@ -155,7 +158,19 @@ def _parser() -> argparse.ArgumentParser:
         help="the agents' controls (default: the checkpoints' own, else discrete)",
     )
     ev.add_argument("--frame-skip", type=int, help="tics per agent step")
-    ev.add_argument("--workers", type=int, help="game-runner processes (default: CPU cores)")
+    ev.add_argument(
+        "--workers",
+        type=int,
+        help="game runners (default: one per CPU core, of the whole cluster with --ray)",
+    )
+    ev.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="play the games as Ray actors over a cluster: `auto` (the cluster running on "
+        "this machine), HOST:PORT, or no address to start Ray here (needs sf-league[ray])",
+    )
     ev.add_argument("--json", action="store_true", help="print JSON instead of tables")
     _rating_args(ev)
     ra = sub.add_parser(
@@ -293,7 +308,19 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
     players = [parse_player(text, config.map_name) for text in args.players]
     jobs = plan_games(config, players)  # every check before the league file is opened or created
     selection = _tournament_selection(jobs)
-    with LeagueStore(args.db) as store:
+    pools: list[Any] = []  # the Ray pool, for its games per node
+    runners = None
+    session: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if args.ray is not None:
+        from sf_league.ray_runners import ray_runners, ray_session
+
+        session = ray_session(args.ray or None)
+
+        def runners(workers: int | None, games: int) -> Any:
+            pools.append(ray_runners(workers, games))
+            return pools[-1]
+
+    with session, LeagueStore(args.db) as store:
         progress = LineProgress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -314,7 +341,7 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
                 progress.update(task, completed=done, total=total, description=what[:60])
 
             try:
-                result = run_tournament(config, players, store, on_game)
+                result = run_tournament(config, players, store, on_game, runners)
             except KeyboardInterrupt:
                 console.print(
                     f"[yellow]interrupted: {store.count_games()} games are stored in {args.db}; "
@@ -331,6 +358,8 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
         "failed": result.failed,
         "replayed": result.replayed,
     }
+    if pools:
+        summary["games_per_node"] = dict(pools[0].games_per_node)
     if args.json:
         out = {
             "tournament": summary,
@@ -344,6 +373,12 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
             f"{len(result.failed)} failed (of {result.planned} planned)"
             + (f"; {result.replayed} replays after failed attempts" if result.replayed else "")
         )
+        if pools:
+            nodes = sorted(pools[0].games_per_node.items())
+            console.print(
+                f"played on {len(nodes)} Ray node(s): "
+                + ", ".join(f"{node[:8]} {games}" for node, games in nodes)
+            )
         for s in standings:
             print_standings(console, s)
         print_failed(console, failed)

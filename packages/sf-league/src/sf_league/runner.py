@@ -36,7 +36,17 @@ from sf_envs.vector.procs import find_processes, kill_processes
 from sf_envs.watchdog import instance_ids, remove_shared_memory
 from sf_league.store import GameRecord, Seat
 
-__all__ = ["AgentSeat", "GameJob", "MatchCache", "play_game", "play_in_runner", "runner_main"]
+__all__ = [
+    "AgentSeat",
+    "GameJob",
+    "MatchCache",
+    "attempt",
+    "isolate",
+    "leave",
+    "play_game",
+    "play_in_runner",
+    "runner_main",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -118,20 +128,13 @@ def remove_folder(path: str) -> None:
         time.sleep(0.05)
 
 
-def runner_main(conn: Connection, scratch: str, play: Callable[[GameJob], GameRecord]) -> None:
-    """The life of a runner process: plays the games the tournament sends over ``conn``, one
-    at a time, and sends back ``(record, None)`` or ``(None, why it failed)``; ``None`` (or
-    the tournament's end of the pipe closing) ends it.
-
-    The runner works in ``scratch`` (ViZDoom writes ``_vizdoom/`` into the cwd), leads its own
-    process group (its engines join it, so the tournament can kill them with it even after
-    the runner died), lets its engines inherit no pipe, ignores Ctrl-C (the tournament's to handle), sends its console to
-    /dev/null (the engines print their network handshake, which would garble the progress
-    bar; errors reach the tournament as messages) and watches its parent.
-    """
-    os.setpgid(0, 0)
-    # Engines started from here must not inherit this process's pipes: they would hold the
-    # tournament's ends open after this runner died, hiding its death.
+def isolate(scratch: str) -> None:
+    """Makes this process a quiet game runner working in ``scratch``: ViZDoom writes
+    ``_vizdoom/`` into the cwd, the engines it starts inherit none of its descriptors (they
+    would hold the other ends of its pipes and sockets open after it died, hiding its death),
+    its console goes to /dev/null (the engines print their network handshake, which would
+    garble the caller's progress bar; errors travel as messages) and Ctrl-C is the caller's to
+    handle."""
     for fd in os.listdir("/proc/self/fd"):
         with contextlib.suppress(OSError):
             if int(fd) > 2:
@@ -142,27 +145,51 @@ def runner_main(conn: Connection, scratch: str, play: Callable[[GameJob], GameRe
     os.dup2(devnull, 2)
     os.close(devnull)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def attempt(
+    play: Callable[[GameJob], GameRecord], job: GameJob
+) -> tuple[GameRecord | None, str | None]:
+    """``(record, None)`` when ``play(job)`` finished, ``(None, why)`` when it failed."""
+    try:
+        return play(job), None
+    except MatchError as e:  # an engine crashed or hung: the message says which
+        return None, f"MatchError: {e}"
+    except Exception:  # anything else is a bug: its traceback is the report
+        return None, traceback.format_exc().rstrip()
+
+
+def leave(scratch: str) -> None:
+    """Closes this runner's open matches, kills its engines and removes ``scratch``."""
+    with _LEAVING:
+        try:
+            _CACHE.close()
+        finally:
+            _kill_engines()
+            remove_folder(scratch)
+
+
+def runner_main(conn: Connection, scratch: str, play: Callable[[GameJob], GameRecord]) -> None:
+    """The life of a runner process: plays the games the tournament sends over ``conn``, one
+    at a time, and sends back ``(record, None)`` or ``(None, why it failed)``; ``None`` (or
+    the tournament's end of the pipe closing) ends it.
+
+    The runner works isolated in ``scratch`` (:func:`isolate`), leads its own process group (its engines
+    join it, so the tournament can kill them with it even after the runner died) and watches
+    its parent.
+    """
+    os.setpgid(0, 0)
+    isolate(scratch)
     threading.Thread(target=_watch_parent, args=(os.getppid(), scratch), daemon=True).start()
     try:
         while (job := conn.recv()) is not None:
-            try:
-                message = (play(job), None)
-            except MatchError as e:  # an engine crashed or hung: the message says which
-                message = (None, f"MatchError: {e}")
-            except Exception:  # anything else is a bug: its traceback is the report
-                message = (None, traceback.format_exc().rstrip())
-            conn.send(message)
+            conn.send(attempt(play, job))
     except EOFError:  # the tournament closed its end
         pass
     finally:
         # Also here, not only in the pool or the watcher: with the tournament gone (its pipe
         # closed), this thread may reach the end first.
-        with _LEAVING:
-            try:
-                _CACHE.close()
-            finally:
-                _kill_engines()
-                remove_folder(scratch)
+        leave(scratch)
 
 
 _POLICIES: dict[str, Any] = {}  # checkpoint path -> network, loaded once per runner

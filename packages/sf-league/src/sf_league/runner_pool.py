@@ -23,13 +23,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import wait
-from typing import Any
+from typing import Any, Protocol
 
 from sf_envs.vector.procs import kill_group
 from sf_league.runner import GameJob, remove_folder, runner_main
 from sf_league.store import GameRecord
 
-__all__ = ["GameOutcome", "RunnerPool"]
+__all__ = ["GameOutcome", "GamePool", "RunnerPool"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,24 @@ class GameOutcome:
     job: GameJob
     record: GameRecord | None
     error: str | None
+
+
+class GamePool(Protocol):
+    """Where a tournament's games are played: runner processes here (:class:`RunnerPool`) or
+    Ray actors over a cluster (:class:`sf_league.ray_runners.RayRunnerPool`)."""
+
+    def submit(self, job: GameJob) -> None: ...
+
+    @property
+    def unfinished(self) -> int: ...
+
+    def next_outcome(self) -> GameOutcome: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> GamePool: ...
+
+    def __exit__(self, *exc: object) -> None: ...
 
 
 class _Runner:

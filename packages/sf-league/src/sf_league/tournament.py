@@ -31,7 +31,7 @@ from sf_envs.match.botgame import bot_game_config
 from sf_envs.match.maps import get_map
 from sf_league.players import Player, check_checkpoint, checkpoint_obs_settings
 from sf_league.runner import AgentSeat, GameJob, play_in_runner
-from sf_league.runner_pool import RunnerPool
+from sf_league.runner_pool import GamePool, RunnerPool
 from sf_league.store import FailedGame, GameRecord, LeagueStore
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "TournamentConfig",
     "TournamentError",
     "TournamentResult",
+    "local_runners",
     "plan_games",
     "run_tournament",
 ]
@@ -78,7 +79,8 @@ class TournamentConfig:
         grayscale: Gray observations; None: the checkpoints' own, else True.
         action_set: The agents' controls (``discrete`` or ``sample_factory``, see
             :mod:`sf_envs.actions`); None: the checkpoints' own, else ``discrete``.
-        workers: Game-runner processes; None: one per CPU core.
+        workers: Game runners (processes, or Ray actors of one CPU each); None: one per CPU
+            core (of the whole cluster on Ray).
         seed: Base seed; each game's seed derives from it and the game's key.
     """
 
@@ -312,13 +314,20 @@ def _seat(p: Player) -> AgentSeat:
     return AgentSeat(p.name, p.fingerprint if p.kind == "baseline" else p.kind)
 
 
+def local_runners(workers: int | None, games: int) -> RunnerPool:
+    """Runner processes on this machine: ``workers`` (None: one per CPU core), never more than
+    the ``games`` to play."""
+    return RunnerPool(min(workers or os.cpu_count() or 1, games), play_in_runner)
+
+
 def run_tournament(
     config: TournamentConfig,
     players: Sequence[Player],
     store: LeagueStore,
     on_game: Callable[[GameRecord | None, int, int], None] | None = None,
+    runners: Callable[[int | None, int], GamePool] | None = None,
 ) -> TournamentResult:
-    """Plays every game of the tournament not yet in ``store``, in parallel runner processes.
+    """Plays every game of the tournament not yet in ``store``, in parallel runners.
 
     Each finished game is committed in its own transaction as it arrives, so an interruption
     (Ctrl-C, SIGKILL, power loss) keeps every finished game, and rerunning the same command
@@ -334,6 +343,9 @@ def run_tournament(
         store: The league; players are registered in it first.
         on_game: Called as ``on_game(record_or_None, done, total)`` after each game
             (None for a failed one), e.g. to advance a progress bar.
+        runners: Makes the runners as ``runners(config.workers, games to play)``;
+            None: :func:`local_runners` (:func:`sf_league.ray_runners.ray_runners` plays over a
+            Ray cluster). Whoever plays, only this process writes ``store``.
     """
     jobs = plan_games(config, players)
     store.add_players([p.record() for p in players])
@@ -342,13 +354,12 @@ def run_tournament(
     result = TournamentResult(len(jobs), len(jobs) - len(pending), 0, [])
     if not pending:
         return result
-    workers = min(config.workers or os.cpu_count() or 1, len(pending))
     attempts = dict.fromkeys((j.key for j in pending), 0)
     done = result.already_stored
     # Games of one match setup back to back, so runners mostly reset the match they have open
     # (runner.MatchCache) instead of starting a new one.
     queue = sorted(pending, key=lambda j: json.dumps([j.scenario, j.match_kwargs], sort_keys=True))
-    with RunnerPool(workers, play_in_runner) as pool:
+    with (runners or local_runners)(config.workers, len(pending)) as pool:
         for job in queue:
             pool.submit(job)
         while pool.unfinished:
