@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -248,3 +250,18 @@ def test_a_bug_keeps_its_traceback(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr("sf_league.cli._standings", broken)
     with pytest.raises(ValueError, match="an internal invariant broke"):
         main(["ratings", "--db", str(db)])
+
+
+def test_ray_without_the_extra_or_a_cluster_is_refused_before_the_league(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    db = tmp_path / "league.sqlite"
+    args = ["evaluate", "--players", "noop", "random", "--db", str(db)]
+    monkeypatch.setitem(sys.modules, "ray", None)  # as without the extra: import fails
+    assert main([*args, "--ray"]) == 2
+    assert "pip install 'sf-league[ray]'" in capsys.readouterr().err
+    monkeypatch.undo()
+    if importlib.util.find_spec("ray") is not None:  # nobody listens on port 1
+        assert main([*args, "--ray", "127.0.0.1:1"]) == 2
+        assert "no Ray cluster answers at '127.0.0.1:1'" in capsys.readouterr().err
+    assert not db.exists()

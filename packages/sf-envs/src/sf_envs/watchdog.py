@@ -241,6 +241,29 @@ def remove_shared_memory(ids: set[str]) -> None:
                 os.unlink(f"/dev/shm/{prefix}{instance}")
 
 
+def _boot_seconds(started: str) -> float:
+    """The wall-clock time of a process start given in clock ticks since boot (:func:`_started`)."""
+    with open("/proc/stat") as f:
+        boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+    return boot + int(started) / os.sysconf("SC_CLK_TCK")
+
+
+def _unused_since(since: float) -> set[str]:
+    """Ids of the ViZDoom instances whose /dev/shm files were created at ``since`` or later and
+    that no live process maps or runs as an engine."""
+    found = set()
+    for name in os.listdir("/dev/shm"):
+        prefix = next((p for p in VIZDOOM_SHM_PREFIXES if name.startswith(p)), None)
+        with contextlib.suppress(OSError):
+            # btime has whole seconds: a second of slack keeps files made just after the start.
+            if prefix and os.stat(f"/dev/shm/{name}").st_ctime >= since - 1:
+                found.add(name[len(prefix) :])
+    if found:
+        for pid in find_processes():
+            found -= instance_ids(pid)
+    return found
+
+
 class _Watchdog:
     def __init__(self, owner: int, owner_started: str) -> None:
         self.owner = owner
@@ -277,11 +300,15 @@ class _Watchdog:
 
     def finish(self) -> None:
         """The owner is gone: sweeps every guarded path, then the owner's own instances whose
-        engines are dead (an engine that is not ours keeps its files)."""
+        engines are dead (an engine that is not ours keeps its files), then the instances no
+        live process uses that were created since the owner started: an owner killed while an
+        engine was starting (after its controller made the engine's message queues, before
+        the next ``scan``) leaves those, and nothing names them any more."""
         for path in sorted(self.paths):
             self.sweep(path)
         live = {option_value(args, "+viz_instance_id") for args, _ in _processes().values()}
         remove_shared_memory(self.owner_instances - live)
+        remove_shared_memory(_unused_since(_boot_seconds(self.owner_started)))
 
     def handle(self, line: str) -> None:
         if line == "scan":

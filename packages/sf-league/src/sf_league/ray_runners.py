@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import logging
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -46,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 _STOP_TIMEOUT_S = 15.0  # idle actors close their matches within this; the rest are killed
 _PLACEMENT_TIMEOUT_S = 300.0  # no runner placed for this long: the cluster has no free CPU
+_CONNECT_TIMEOUT_S = 10.0  # a head node answers a TCP connect within this
 _WAIT_S = 1.0  # how long one ray.wait blocks before the pool looks at its actors again
 
 
@@ -81,6 +83,8 @@ def ray_session(address: str | None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
+    if address and address != "auto":
+        _check_reachable(address)
     # A Ray started here keeps its sockets and logs in a folder of ours, removed at the end
     # (Ray's default, /tmp/ray, keeps every session's).
     temp = None if address else tempfile.mkdtemp(prefix="sf_ray_")
@@ -92,17 +96,34 @@ def ray_session(address: str | None) -> Iterator[None]:
                 ray.init(address=address, log_to_driver=False)
             else:
                 ray.init(include_dashboard=False, log_to_driver=False, _temp_dir=temp)
-        except ConnectionError as e:
+        except ConnectionError as e:  # `auto` with no cluster running here
             raise ClusterError(
-                f"no Ray cluster answers at {address!r} ({e}); start one with `ray start "
-                "--head` (and `ray start --address HEAD:6379` on the other nodes), or give no "
-                "address to start Ray on this machine alone"
+                f"no Ray cluster runs on this machine ({e}); start one with `ray start --head`, "
+                "or give no address to start Ray for this command alone"
             ) from e
         yield
     finally:
         ray.shutdown()
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
+
+
+def _check_reachable(address: str) -> None:
+    """Refuses an address nobody listens at (Ray itself would retry forever)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(
+            f"--ray {address!r}: give the head node as HOST:PORT (`ray start --head` prints it), "
+            "`auto` for the cluster running on this machine, or no address to start Ray here"
+        )
+    try:
+        socket.create_connection((host, int(port)), timeout=_CONNECT_TIMEOUT_S).close()
+    except OSError as e:
+        raise ClusterError(
+            f"no Ray cluster answers at {address!r} ({e}); start one with `ray start --head` "
+            "(and `ray start --address HEAD:6379` on the other nodes), or give no address to "
+            "start Ray on this machine alone"
+        ) from e
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,6 +247,10 @@ class RayRunnerPool:
     def unfinished(self) -> int:
         """Games submitted whose outcome has not been returned yet."""
         return len(self._waiting) + sum(s.job is not None for s in self._slots)
+
+    def playing_per_node(self) -> collections.Counter[str]:
+        """Games being played now per Ray node id."""
+        return collections.Counter(str(s.node) for s in self._slots if s.job is not None)
 
     def _refs_of(self, job: GameJob) -> dict[str, Any]:
         refs = {}

@@ -1,0 +1,175 @@
+"""Tournaments on a real multi-node Ray cluster on this machine (Ray's own test cluster: a head
+node without CPUs and worker nodes of one CPU each, each its own raylet): every game is stored
+once whichever node played it, a node killed mid-tournament costs only its games in flight
+(played again elsewhere), and nothing of a runner outlives it."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from league_support import make_checkpoint
+
+ray = pytest.importorskip(
+    "ray", reason="the ray extra is not installed (pip install 'sf-league[ray]'; CI installs it)"
+)
+
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from sf_league.players import parse_player  # noqa: E402
+from sf_league.ray_runners import RayRunnerPool, ray_runners  # noqa: E402
+from sf_league.store import GameRecord, LeagueStore  # noqa: E402
+from sf_league.tournament import TournamentConfig, run_tournament  # noqa: E402
+
+
+class Nodes:
+    """The test cluster, and the folder its runners make their scratch folders in."""
+
+    def __init__(self, cluster: Cluster, runner_tmp: Path) -> None:
+        self.cluster = cluster
+        self.runner_tmp = runner_tmp
+        self.workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
+        cluster.wait_for_nodes()
+
+    def leftovers(self) -> list[str]:
+        """Runner scratch folders and ViZDoom shared memory that still exist."""
+        folders = [p.name for p in self.runner_tmp.iterdir() if p.name.startswith("sf_league_")]
+        return folders + [name for name in os.listdir("/dev/shm") if name.startswith("ViZDoom")]
+
+
+@pytest.fixture(scope="module")
+def nodes() -> Iterator[Nodes]:
+    # Ray's files (TMPDIR/ray) and the runners' scratch folders: a private folder with a short
+    # name, since Ray's socket paths live under it (a Unix socket path has at most 107 bytes).
+    temp = Path(tempfile.mkdtemp(prefix="sfr"))
+    previous = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(temp)  # the raylets', so their actors'
+    cluster = None
+    try:
+        cluster = Cluster(
+            initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+        )
+        result = Nodes(cluster, temp)
+        ray.init(address=cluster.address, log_to_driver=False)
+        yield result
+    finally:
+        ray.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
+        if previous is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = previous
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def recorded(pools: list[RayRunnerPool]) -> Callable[[int | None, int], RayRunnerPool]:
+    """:func:`ray_runners` that keeps the pool it made in ``pools``."""
+
+    def make(workers: int | None, games: int) -> RayRunnerPool:
+        pools.append(ray_runners(workers, games))
+        return pools[-1]
+
+    return make
+
+
+def wait_until_gone(nodes: Nodes) -> None:
+    """Waits for every runner's scratch folder and engine memory to go (the watchdog of a
+    killed runner needs a moment)."""
+    deadline = time.monotonic() + 20
+    while nodes.leftovers() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert nodes.leftovers() == []
+
+
+def test_a_tournament_over_two_nodes_stores_every_game_once(nodes: Nodes, tmp_path: Path) -> None:
+    make_checkpoint(tmp_path / "run", num_actions=6)
+    config = TournamentConfig(scenario="duel_bots", games=2, timelimit=0.05)
+    players = [
+        parse_player(t, config.map_name) for t in ("noop", "random", "bot:1", str(tmp_path / "run"))
+    ]
+    pools: list[RayRunnerPool] = []
+    stored: collections.Counter[str] = collections.Counter()
+
+    def on_game(record: GameRecord | None, done: int, total: int) -> None:
+        assert record is not None
+        stored[record.key] += 1
+
+    with LeagueStore(tmp_path / "ray.sqlite") as store:
+        result = run_tournament(config, players, store, on_game, recorded(pools))
+        assert (result.planned, result.played, result.failed) == (12, 12, [])
+        assert len(stored) == 12 and set(stored.values()) == {1}
+        assert store.count_games() == 12
+        # Both worker nodes played (the head has no CPU): the checkpoint reached them through
+        # the object store, not a shared folder.
+        worker_ids = {n.node_id for n in nodes.workers}
+        assert set(pools[0].games_per_node) == worker_ids
+        assert sum(pools[0].games_per_node.values()) == 12
+        again = run_tournament(config, players, store, on_game, recorded(pools))
+        assert (again.already_stored, again.played) == (12, 0)
+        ray_keys, ray_players = store.game_keys(), store.players()
+    wait_until_gone(nodes)
+
+    # The same tournament with local runners writes the same league: games, players, settings.
+    with LeagueStore(tmp_path / "local.sqlite") as store:
+        run_tournament(config, players, store)
+        assert store.game_keys() == ray_keys
+        assert store.players() == ray_players
+
+
+def test_a_node_killed_mid_tournament_loses_nothing(
+    nodes: Nodes, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    victim = nodes.cluster.add_node(num_cpus=1)
+    nodes.cluster.wait_for_nodes()
+    config = TournamentConfig(scenario="duel_bots", games=4, timelimit=0.1)
+    players = [parse_player(t, config.map_name) for t in ("noop", "random", "bot:1")]
+    pools: list[RayRunnerPool] = []
+    stored: collections.Counter[str] = collections.Counter()
+    killed: list[int] = []
+
+    def on_game(record: GameRecord | None, done: int, total: int) -> None:
+        assert record is not None
+        stored[record.key] += 1
+        if not killed and pools[0].playing_per_node()[victim.node_id]:
+            nodes.cluster.remove_node(victim)  # its raylet and every process on it, at once
+            killed.append(done)
+
+    with LeagueStore(tmp_path / "league.sqlite") as store:
+        result = run_tournament(config, players, store, on_game, recorded(pools))
+        assert killed, "the node never played a game"
+        assert result.failed == [] and result.replayed >= 1
+        assert result.played == result.planned == 12
+        assert len(stored) == 12 and set(stored.values()) == {1}
+        assert store.count_games() == 12
+    assert "the Ray actor playing it died" in caplog.text
+    # The killed runner's watchdog removed its scratch folder, engines and shared memory (even
+    # of an engine it was starting); the other runners closed theirs.
+    wait_until_gone(nodes)
+
+
+def test_the_cli_plays_on_the_cluster_at_an_address(nodes: Nodes, tmp_path: Path) -> None:
+    db = tmp_path / "cli.sqlite"
+    args = ["--players", "noop", "random", "--games", "2", "--timelimit", "0.05", "--db", str(db)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "sf_league.cli", "evaluate", "--ray", nodes.cluster.address, *args]
+        + ["--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)["tournament"]
+    assert (summary["played"], summary["failed"]) == (2, [])
+    assert sum(summary["games_per_node"].values()) == 2
+    assert set(summary["games_per_node"]) <= {n.node_id for n in nodes.workers}
+    wait_until_gone(nodes)
