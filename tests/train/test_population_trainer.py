@@ -4,6 +4,7 @@ hyperparameters, shaping, exploit copies), and resuming every policy as it was."
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import pytest
 import torch
@@ -77,6 +78,44 @@ def test_copy_policy_copies_weights_optimiser_and_settings(toy_config):
         assert trainer.hyperparameters(1)["entropy_coef"] == 0.02
         # Experience sampled by the old weights is masked out as stale.
         assert dst.version > before + cfg.algo.max_policy_lag
+
+
+def test_a_policy_exported_by_one_trainer_is_imported_by_another(toy_config, tmp_path):
+    """As between the shards of a population on Ray: the state crosses a process by pickle."""
+    first = population(toy_config, count=2, frames=512, run_dir=tmp_path / "a", sync=True)
+    second = population(toy_config, count=2, frames=256, run_dir=tmp_path / "b", sync=True)
+    with Trainer(first) as a, Trainer(second) as b:
+        a.train()
+        a.set_hyperparameters(0, {"entropy_coef": 0.03})
+        a.set_shaping(0, {})
+        before = b.members[1].learner.version
+        b.import_policy(1, pickle.loads(pickle.dumps(a.export_policy(0))))
+        src, dst = a.members[0].learner, b.members[1].learner
+        source = src.model.state_dict()
+        for copied in (dst.model.state_dict(), b.members[1].weights.model.state_dict()):
+            # The learner's weights, and the sampler's (it acts with them at once).
+            for x, y in zip(source.values(), copied.values(), strict=True):
+                assert torch.equal(x, y)
+        assert (
+            src.optimizer.state_dict()["state"].keys() == dst.optimizer.state_dict()["state"].keys()
+        )
+        assert b.hyperparameters(1)["entropy_coef"] == 0.03
+        assert dst.lr == src.lr and dst.version > before + second.algo.max_policy_lag
+        assert b.hyperparameters(0)["entropy_coef"] == second.algo.entropy_coef  # untouched
+
+
+def test_a_frozen_policy_plays_but_does_not_learn(toy_config):
+    cfg = population(toy_config, count=2, frames=1024)  # asynchronous: the learner thread
+    with Trainer(cfg) as trainer:
+        trainer.freeze(1)
+        weights = {k: v.clone() for k, v in trainer.members[1].learner.model.state_dict().items()}
+        trainer.train()
+        stats = trainer.take_stats()
+        frozen, learning = trainer.members[1].learner, trainer.members[0].learner
+        assert stats[1].frames > 0 and stats[1].version == 0 and frozen.version == 0
+        for name, value in frozen.model.state_dict().items():
+            assert torch.equal(value, weights[name])
+        assert learning.version > 0
 
 
 def test_hyperparameters_are_checked(toy_config):

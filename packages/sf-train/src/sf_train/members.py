@@ -124,6 +124,7 @@ class Member:
         self.frames = 0
         self.entropy: float | None = None
         self.since = Counts()
+        self.frozen = False  # plays, does not learn (Trainer.freeze)
 
 
 @dataclass

@@ -83,6 +83,10 @@ def _tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:
     return fn(tree)
 
 
+def _cpu_copy(leaf: Any) -> Any:
+    return leaf.detach().to("cpu", copy=True) if isinstance(leaf, torch.Tensor) else leaf
+
+
 def _to_torch(tree: Any) -> Any:
     # Checkpoints are loaded with weights_only=True, which accepts tensors but not arrays.
     return _tree_map(tree, lambda x: torch.from_numpy(x.copy()) if isinstance(x, np.ndarray) else x)
@@ -100,7 +104,8 @@ class Trainer:
     anew at every episode start) and the learner thread trains whichever policy's batch is
     ready; a league steers them between batches (from ``on_progress``) through
     :meth:`take_stats`, :meth:`take_matches`, :meth:`set_hyperparameters`,
-    :meth:`set_shaping`, :meth:`copy_policy` and :meth:`set_pairing`.
+    :meth:`set_shaping`, :meth:`copy_policy` (:meth:`export_policy` and :meth:`import_policy`
+    across trainers), :meth:`freeze` and :meth:`set_pairing`.
 
     Args:
         cfg: The run's configuration (validated here).
@@ -318,22 +323,49 @@ class Trainer:
         vector = np.array([member.shaping.get(n, 0.0) for n in self.variable_names])
         self.sampler.set_shaping(policy, vector if vector.any() else None)
 
-    def copy_policy(self, source: int, target: int) -> None:
-        """Makes ``target`` a copy of ``source``: weights, normalisers, optimiser state,
-        hyperparameters and shaping weights (PBT's exploit step). The target's version jumps
-        past ``max_policy_lag``, so the experience its old weights sampled is not learned
-        from."""
-        if source == target:
-            return
-        src, dst = self.members[source], self.members[target]
+    def export_policy(self, policy: int) -> dict[str, Any]:
+        """What makes a policy of this trainer or of another one a copy of ``policy``: weights,
+        normalisers, optimiser state, learning rate, hyperparameters and shaping weights
+        (copies, tensors on the CPU: picklable, to send to another process)."""
+        member = self.members[policy]
         with self._learn_lock:
-            dst.learner.model.load_state_dict(src.learner.model.state_dict())
-            dst.learner.optimizer.load_state_dict(copy.deepcopy(src.learner.optimizer.state_dict()))
-            dst.learner.cfg = src.learner.cfg
-            dst.learner.lr = src.learner.lr
-            dst.learner.version += self.cfg.algo.max_policy_lag + 1
-            dst.weights.publish(dst.learner.model, dst.learner.version)
-        self.set_shaping(target, src.shaping)
+            learner = member.learner
+            state = {
+                "model": learner.model.state_dict(),
+                "optimizer": learner.optimizer.state_dict(),
+                "lr": learner.lr,
+            }
+            state = _tree_map(state, _cpu_copy)
+        return state | {
+            "hyperparameters": self.hyperparameters(policy),
+            "shaping": dict(member.shaping),
+        }
+
+    def import_policy(self, policy: int, state: dict[str, Any]) -> None:
+        """Makes ``policy`` what :meth:`export_policy` gave (PBT's exploit step). Its version
+        jumps past ``max_policy_lag``, so the experience its old weights sampled is not
+        learned from."""
+        member = self.members[policy]
+        with self._learn_lock:
+            learner = member.learner
+            learner.model.load_state_dict(state["model"])
+            learner.optimizer.load_state_dict(state["optimizer"])
+            learner.cfg = dataclasses.replace(learner.cfg, **state["hyperparameters"])
+            learner.lr = float(state["lr"])
+            learner.version += self.cfg.algo.max_policy_lag + 1
+            member.weights.publish(learner.model, learner.version)
+        self.set_shaping(policy, state["shaping"])
+
+    def copy_policy(self, source: int, target: int) -> None:
+        """Makes ``target`` a copy of ``source`` (:meth:`export_policy`, :meth:`import_policy`)."""
+        if source != target:
+            self.import_policy(target, self.export_policy(source))
+
+    def freeze(self, policy: int, frozen: bool = True) -> None:
+        """Stops (or resumes) learning for ``policy``: it still plays its seats, with the
+        weights it has (e.g. a snapshot of another trainer's policy, :meth:`import_policy`),
+        and its batches are dropped unlearned."""
+        self.members[policy].frozen = frozen
 
     def set_pairing(self, pairing: Pairing) -> None:
         """Chooses who plays each game's next episode (see :data:`~sf_train.sampler.Pairing`)."""
@@ -609,9 +641,11 @@ class Trainer:
             rollout = self.sampler.collect([m.learner.version for m in self.members])
             self._record_rollout(rollout)
             self._update_opponent()
-            stats = self.members[rollout.policy].learner.train(rollout.buffer, self._progress())
+            member = self.members[rollout.policy]
+            if not member.frozen:
+                stats = member.learner.train(rollout.buffer, self._progress())
+                self._record_stats(rollout.policy, stats)
             self.sampler.release(rollout.buffer)
-            self._record_stats(rollout.policy, stats)
             self._report()
             self._maybe_checkpoint()
 
@@ -632,11 +666,12 @@ class Trainer:
                     if rollout is None:
                         return
                     member = self.members[rollout.policy]
-                    with self._learn_lock:
-                        stats = member.learner.train(rollout.buffer, self._progress())
-                        member.weights.publish(member.learner.model, member.learner.version)
+                    if not member.frozen:
+                        with self._learn_lock:
+                            stats = member.learner.train(rollout.buffer, self._progress())
+                            member.weights.publish(member.learner.model, member.learner.version)
+                        results.put((member.index, stats))
                     self.sampler.release(rollout.buffer)
-                    results.put((member.index, stats))
             except BaseException as e:  # re-raised in the sampler's thread
                 failure.append(e)
                 stop.set()
