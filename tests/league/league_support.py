@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def duel_settings(frame_skip: int, map_name: str = "multi_duel", timelimit: float = 0.1) -> dict:
@@ -116,4 +117,31 @@ def make_checkpoint(run_dir: Path, num_actions: int, obs_size: tuple[int, int] =
     model = ActorCritic(obs, spaces.Discrete(num_actions), cfg.model)
     return Checkpoints(run_dir / "checkpoints", keep=1).save(
         {"model": model.state_dict()}, frames=4096, mean_return=None
+    )
+
+
+def tiny_population(run_dir: Path, frames: int = 4000) -> Any:
+    """A population of 2 tiny members on 4 duel envs of 3-second matches (sf-train config)."""
+    from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
+
+    return Config(
+        env=EnvConfig(
+            env="sf/DoomDuel-v0",
+            num_envs=4,
+            batch_size=2,
+            num_workers=1,
+            obs_size=(32, 24),
+            env_options=("timelimit=0.05",),  # 3-second matches: many of them
+        ),
+        model=ModelConfig(conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16),
+        algo=AlgoConfig(
+            rollout=8,
+            num_minibatches=1,
+            num_policies=2,
+            entropy_coef=0.01,
+            shaping=("deaths=-0.5", "damage_dealt=0.01"),
+        ),
+        run=RunConfig(
+            run_dir=str(run_dir), frames=frames, eval_episodes=0, torch_threads=1, seed=3
+        ),
     )

@@ -7,36 +7,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from league_support import sf_league
+from league_support import sf_league, tiny_population
 
 from sf_league.pbt import PBTConfig
 from sf_league.population import TRAINING, PopulationConfig, PopulationTrainer, member_name
 from sf_league.store import LeagueStore
-from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
-
-
-def tiny_population(run_dir: Path, frames: int = 4000) -> Config:
-    return Config(
-        env=EnvConfig(
-            env="sf/DoomDuel-v0",
-            num_envs=4,
-            batch_size=2,
-            num_workers=1,
-            obs_size=(32, 24),
-            env_options=("timelimit=0.05",),  # 3-second matches: many of them
-        ),
-        model=ModelConfig(conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16),
-        algo=AlgoConfig(
-            rollout=8,
-            num_minibatches=1,
-            num_policies=2,
-            entropy_coef=0.01,
-            shaping=("deaths=-0.5", "damage_dealt=0.01"),
-        ),
-        run=RunConfig(
-            run_dir=str(run_dir), frames=frames, eval_episodes=0, torch_threads=1, seed=3
-        ),
-    )
 
 
 def test_training_matches_are_league_games_and_pbt_copies_exactly(tmp_path: Path) -> None:

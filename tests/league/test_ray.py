@@ -1,7 +1,8 @@
-"""Tournaments on a real multi-node Ray cluster on this machine (Ray's own test cluster: a head
-node without CPUs and worker nodes of one CPU each, each its own raylet): every game is stored
-once whichever node played it, a node killed mid-tournament costs only its games in flight
-(played again elsewhere), and nothing of a runner outlives it."""
+"""sf-league on a real multi-node Ray cluster on this machine (Ray's own test cluster: a head
+node without CPUs and worker nodes of one CPU each, each its own raylet). Tournaments: every
+game is stored once whichever node played it, a node killed mid-tournament costs only its games
+in flight (played again elsewhere), and nothing of a runner outlives it. Populations: two
+shards on two nodes meet through snapshot opponents and PBT copies a member across them."""
 
 from __future__ import annotations
 
@@ -9,15 +10,14 @@ import collections
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from league_support import make_checkpoint
+import torch
+from league_support import make_checkpoint, sf_league, tiny_population
 
 ray = pytest.importorskip(
     "ray", reason="the ray extra is not installed (pip install 'sf-league[ray]'; CI installs it)"
@@ -25,10 +25,20 @@ ray = pytest.importorskip(
 
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from sf_league.pbt import PBTConfig  # noqa: E402
 from sf_league.players import parse_player  # noqa: E402
+from sf_league.population import (  # noqa: E402
+    TRAINING,
+    PopulationConfig,
+    PopulationTrainer,
+    member_name,
+)
 from sf_league.ray_runners import RayRunnerPool, ray_runners  # noqa: E402
+from sf_league.shards import ShardConfig, ShardedTrainer  # noqa: E402
 from sf_league.store import GameRecord, LeagueStore  # noqa: E402
 from sf_league.tournament import TournamentConfig, run_tournament  # noqa: E402
+from sf_train.checkpoint import load_checkpoint  # noqa: E402
+from sf_train.run_folder import checkpoints_of, load_run_config  # noqa: E402
 
 
 class Nodes:
@@ -160,16 +170,68 @@ def test_a_node_killed_mid_tournament_loses_nothing(
 def test_the_cli_plays_on_the_cluster_at_an_address(nodes: Nodes, tmp_path: Path) -> None:
     db = tmp_path / "cli.sqlite"
     args = ["--players", "noop", "random", "--games", "2", "--timelimit", "0.05", "--db", str(db)]
-    proc = subprocess.run(
-        [sys.executable, "-m", "sf_league.cli", "evaluate", "--ray", nodes.cluster.address, *args]
-        + ["--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = sf_league("evaluate", "--ray", nodes.cluster.address, *args, "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)["tournament"]
     assert (summary["played"], summary["failed"]) == (2, [])
     assert sum(summary["games_per_node"].values()) == 2
     assert set(summary["games_per_node"]) <= {n.node_id for n in nodes.workers}
+    wait_until_gone(nodes)
+
+
+def test_a_two_shard_population_meets_across_shards_and_exploits_across_them(
+    nodes: Nodes, tmp_path: Path
+) -> None:
+    run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
+    pbt = PBTConfig(interval=10**9, fraction=0.5)  # PBT steps only when the test asks
+    cfg = PopulationConfig(tiny_population(run_dir), str(db), pbt)
+    split = ShardConfig(shards=2, snapshot_interval=1000, cpus=1)
+
+    def make_trainer(train: object, resume: bool, on_progress: object) -> ShardedTrainer:
+        return ShardedTrainer(train, split, on_progress)
+
+    with PopulationTrainer(cfg, make_trainer=make_trainer) as pop:
+        sharded = pop.trainer
+        # One member and one guest per shard, each shard on a node of its own.
+        assert sorted(sharded.nodes) == sorted(n.node_id for n in nodes.workers)
+        assert sharded.guests == [[1], [0]]
+        pop.train()
+        with LeagueStore(db) as store:
+            games = [g for g in store.games() if g.scenario == TRAINING]
+        # p0 (shard 0) and p1 (shard 1) met only as each other's snapshot opponent.
+        assert games, "no training match between the shards was recorded"
+        names = {member_name(run_dir, 0, 0), member_name(run_dir, 1, 0)}
+        assert all({s.player for s in g.seats} == names for g in games)
+        # The league says p1 beats p0: p0 copies p1 across the shards.
+        pop.scores[0].extend([0.0] * 30)
+        pop.scores[1].extend([1.0] * 30)
+        pop.pbt_step()
+        with LeagueStore(db) as store:
+            events = [(e.kind, e.policy, e.parent) for e in store.pbt_events()]
+        assert events == [("exploit", 0, 1), ("explore", 0, None)]
+    # Saved with the exploit, on the driver: the ordinary population folder, p0 a copy of p1.
+    p0, p1 = (load_checkpoint(checkpoints_of(run_dir / f"p{i}").latest())["model"] for i in (0, 1))
+    assert all(torch.equal(p0[k], p1[k]) for k in p0)
+    assert load_run_config(run_dir).algo.num_policies == 2
+    wait_until_gone(nodes)
+
+
+def test_the_cli_trains_a_population_on_the_cluster_and_resumes_it_here(
+    nodes: Nodes, tmp_path: Path
+) -> None:
+    run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
+    common = [
+        "--run-dir", str(run_dir), "--db", str(db), "--num-policies", "2", "--num-envs", "4",
+        "--batch-size", "2", "--num-workers", "1", "--obs-size", "32", "24",
+        "--conv-channels", "4", "--conv-kernels", "4", "--conv-strides", "2", "--fc-size", "16",
+        "--rollout", "8", "--num-minibatches", "1", "--torch-threads", "1",
+        "--env-options", "timelimit=0.05",
+    ]  # fmt: skip
+    ray_flags = ["--ray", nodes.cluster.address, "--shard-cpus", "1"]
+    sf_league("train", *common, "--frames", "2000", *ray_flags, check=True)
+    assert checkpoints_of(run_dir / "p1").latest() is not None
+    again = sf_league("train", "--run-dir", str(run_dir), "--db", str(db), "--resume", *ray_flags)
+    assert again.returncode == 2 and "drop --ray" in again.stderr
+    resume = ("--run-dir", str(run_dir), "--db", str(db), "--frames", "3000", "--resume")
+    assert "resumed" in sf_league("train", *resume, check=True).stdout
     wait_until_gone(nodes)

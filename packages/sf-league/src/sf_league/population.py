@@ -101,6 +101,9 @@ class PopulationTrainer:
         on_view: Called with every member's :class:`MemberView` after each PBT step and at
             least every ``view_seconds``.
         view_seconds: Seconds between two calls of ``on_view``.
+        make_trainer: Builds the trainer as ``make_trainer(train_config, resume, on_progress)``;
+            None: one sf-train :class:`~sf_train.trainer.Trainer` in this process
+            (:class:`sf_league.shards.ShardedTrainer` spreads it over a Ray cluster).
     """
 
     def __init__(
@@ -109,6 +112,7 @@ class PopulationTrainer:
         resume: bool = False,
         on_view: Callable[[list[MemberView]], None] | None = None,
         view_seconds: float = 30.0,
+        make_trainer: Callable[..., Any] | None = None,
     ) -> None:
         from sf_envs.match.scenarios import MatchConfig
         from sf_train.config import ConfigError, shaping_weights
@@ -141,9 +145,10 @@ class PopulationTrainer:
         self.view_seconds = view_seconds
         self._rng = np.random.default_rng(cfg.pbt.seed)
         self._session = f"{time.time():.6f}"
+        self._recorded = 0  # training games stored this session: their keys
         self.store = LeagueStore(cfg.db)
         try:
-            self.trainer = Trainer(train_cfg, resume=resume, on_progress=self._between_batches)
+            self.trainer = (make_trainer or Trainer)(train_cfg, resume, self._between_batches)
         except BaseException:
             self.store.close()
             raise
@@ -210,12 +215,13 @@ class PopulationTrainer:
                     )
                 )
             record = GameRecord(
-                key=f"{TRAINING}:{self.run_key}:{self._session}:{self.trainer.frames}:{match.game}",
+                key=f"{TRAINING}:{self.run_key}:{self._session}:{self._recorded}",
                 scenario=TRAINING,
                 seats=tuple(seats),
                 settings={**self.settings, "versions": list(match.versions)},
             )
             self.store.record_game(record)
+            self._recorded += 1
             names = {s.player: p for s, p in zip(seats, match.policies, strict=True)}
             for policy, score in _member_scores(record, names, names):
                 self.scores[policy].append(score)

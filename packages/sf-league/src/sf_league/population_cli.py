@@ -10,6 +10,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 from typing import Any
 
@@ -19,6 +20,8 @@ from rich.table import Table
 from sf_envs.terminal import log_handler
 from sf_league.pbt import BOUNDS, PBTConfig
 from sf_league.population import MemberView, PopulationConfig, PopulationTrainer
+from sf_league.ray_runners import ClusterError, ray_session
+from sf_league.shards import ShardConfig, ShardedTrainer
 from sf_league.store import LeagueStore
 
 __all__ = [
@@ -118,6 +121,29 @@ def _train_parser(parser: argparse.ArgumentParser, defaults: Any) -> None:
     gauntlet.add_argument("--gauntlet-players", nargs="+", default=["random", "noop", "bot:1"])
     gauntlet.add_argument("--gauntlet-games", type=int, default=2, help="games per opponent")
     gauntlet.add_argument("--gauntlet-workers", type=int, help="runner processes")
+    split = ShardConfig()
+    ray = parser.add_argument_group("on a Ray cluster (needs sf-league[ray])")
+    ray.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="train the population in --shards Ray actors: `auto` (the cluster running here), "
+        "HOST:PORT, or no address to start Ray here",
+    )
+    ray.add_argument("--shards", type=int, default=split.shards, help="shards (Ray actors)")
+    ray.add_argument(
+        "--guests", type=int, help="snapshot opponents per shard (default: its member count)"
+    )
+    ray.add_argument(
+        "--snapshot-interval",
+        type=int,
+        default=split.snapshot_interval,
+        help="env frames between two draws of the snapshot opponents",
+    )
+    ray.add_argument(
+        "--shard-cpus", type=float, help="CPUs a shard declares (default: its env workers)"
+    )
     add_config_arguments(parser, defaults)
 
 
@@ -180,9 +206,29 @@ def run_train(argv: list[str], console: Console) -> int:
         gauntlet_workers=args.gauntlet_workers,
     )
     logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=[log_handler(console)])
-    with PopulationTrainer(
-        cfg, resume=args.resume, on_view=lambda v: print_view(console, v)
-    ) as pop:
+    session: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    make_trainer = None
+    if args.ray is not None:
+        if args.resume:
+            raise ClusterError(
+                "--resume with --ray: a run continues on this machine only for now; drop --ray "
+                "(its run folder is an ordinary population's)"
+            )
+        split = ShardConfig(args.shards, args.guests, args.snapshot_interval, args.shard_cpus)
+        session = ray_session(args.ray or None)
+
+        def make_trainer(train: Any, resume: bool, on_progress: Any) -> ShardedTrainer:
+            return ShardedTrainer(train, split, on_progress)
+
+    with (
+        session,
+        PopulationTrainer(
+            cfg,
+            resume=args.resume,
+            on_view=lambda v: print_view(console, v),
+            make_trainer=make_trainer,
+        ) as pop,
+    ):
         result = pop.train()
         print_view(console, pop.view())
     run_dir = cfg.train.run.run_dir

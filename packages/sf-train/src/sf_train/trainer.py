@@ -438,13 +438,22 @@ class Trainer:
             ", ".join(str(m.learner.version) for m in self.members),
         )
 
+    def states(self) -> list[dict[str, Any]]:
+        """Every policy's :meth:`state_dict`, copied while the learner pauses (what a checkpoint
+        holds, e.g. for a caller that writes it elsewhere)."""
+        with self._learn_lock:
+            return self._copied_states()
+
+    def _copied_states(self) -> list[dict[str, Any]]:
+        return [copy.deepcopy(self.state_dict(m.index)) for m in self.members]
+
     def save_checkpoint(self) -> Path:
         """Writes a checkpoint of every policy atomically (the learner pauses only while they
         are copied), after evaluating each (``run.eval_episodes``) to decide whether it is
         that policy's best so far; returns the first policy's."""
         evaluating = self.cfg.run.eval_episodes > 0
         with self._learn_lock:
-            states = [copy.deepcopy(self.state_dict(m.index)) for m in self.members]
+            states = self._copied_states()
             models = [copy.deepcopy(m.learner.model) if evaluating else None for m in self.members]
         paths = []
         for member, state, model in zip(self.members, states, models, strict=True):
