@@ -206,7 +206,8 @@ class ShardedTrainer:
         guests = split.guests or self.per_shard
         run_dir = Path(cfg.run.run_dir)
         configs = [self._shard_config(cfg, split, guests, k) for k in range(shards)]
-        validate(configs[0])  # here, before any actor starts
+        validate(cfg)  # the population's own config, which a local --resume continues
+        validate(configs[0])  # a shard's, here, before any actor starts
         prepare_run_folder(cfg, resume=False)  # the population's folder, written by the driver
         self.cfg, self.split, self.on_progress = cfg, split, on_progress
         self.members = [
@@ -221,6 +222,7 @@ class ShardedTrainer:
         #: For each shard, the member each of its guests copies.
         self.guests: list[list[int]] = [[-1] * guests for _ in range(shards)]
         self._next_snapshot = split.snapshot_interval
+        self._next_checkpoint = cfg.run.checkpoint_every  # the driver's copy of every member
         actor = ray.remote(
             num_cpus=split.cpus or cfg.env.num_workers, max_concurrency=4, max_restarts=0
         )(_Shard)
@@ -372,7 +374,8 @@ class ShardedTrainer:
 
     def train(self) -> Any:
         """Trains every shard to its share of the frames, steering the population from here
-        (``on_progress``, snapshot exchanges) meanwhile; then saves every member."""
+        meanwhile (``on_progress``, snapshot exchanges, a checkpoint of every member on the
+        driver every ``checkpoint_every`` frames); then saves every member."""
         from sf_train.members import TrainResult
 
         start, start_frames = time.perf_counter(), self.frames
@@ -383,8 +386,10 @@ class ShardedTrainer:
             self._refresh()
             if pending and self.frames >= self._next_snapshot:
                 self.exchange_snapshots()
-                interval = self.split.snapshot_interval
-                self._next_snapshot = (self.frames // interval + 1) * interval
+                self._next_snapshot = _next(self.frames, self.split.snapshot_interval)
+            if pending and self.frames >= self._next_checkpoint:
+                self.save_checkpoint()
+                self._next_checkpoint = _next(self.frames, self.cfg.run.checkpoint_every)
             if self.on_progress is not None:
                 self.on_progress(None)
         seconds = time.perf_counter() - start
@@ -409,3 +414,8 @@ class ShardedTrainer:
                 with contextlib.suppress(Exception):  # already dead
                     self._ray.kill(shard)
         self.writer.close()
+
+
+def _next(frames: int, interval: int) -> int:
+    """The first multiple of ``interval`` after ``frames``."""
+    return (frames // interval + 1) * interval
