@@ -29,7 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sf_envs.match import bot_ladder
+from league_tournament import add_tournament_arguments, ladder_players
+
 from sf_league.players import parse_player
 from sf_league.ray_runners import ray_runners, ray_session
 from sf_league.store import LeagueStore
@@ -90,11 +91,7 @@ def play(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", help="an sf-train run folder or checkpoint to include")
-    parser.add_argument("--map", default="multi_duel", help="map of the duels")
-    parser.add_argument("--games", type=int, default=4, help="games per pairing")
-    parser.add_argument("--timelimit", type=float, default=0.25, help="minutes per game")
-    parser.add_argument("--workers", type=int, help="runners, in both modes (default: cores)")
+    add_tournament_arguments(parser, timelimit=0.25)
     parser.add_argument("--rounds", type=int, default=3, help="local/Ray rounds (load varies)")
     args = parser.parse_args()
     config = TournamentConfig(
@@ -104,8 +101,7 @@ def main() -> None:
         timelimit=args.timelimit,
         workers=args.workers,
     )
-    texts = ([f"agent={args.checkpoint}"] if args.checkpoint else []) + ["random", "noop"]
-    texts += [f"bot:{level}" for level in sorted(bot_ladder(config.map_name))]
+    texts = ladder_players(args.checkpoint, config.map_name)
     out = Path(tempfile.mkdtemp(prefix="sf_league_bench_"))
     start = time.perf_counter()
     with ray_session(None):

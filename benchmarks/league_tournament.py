@@ -134,13 +134,24 @@ def parallel_loops(config: TournamentConfig, games: int, workers: int) -> float:
         return games / (time.perf_counter() - start)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_tournament_arguments(parser: argparse.ArgumentParser, timelimit: float) -> None:
+    """The flags of a benchmark tournament: players, map, games, game length, runners."""
     parser.add_argument("--checkpoint", help="an sf-train run folder or checkpoint to include")
     parser.add_argument("--map", default="multi_duel", help="map of the duels")
     parser.add_argument("--games", type=int, default=4, help="games per pairing")
-    parser.add_argument("--timelimit", type=float, default=0.5, help="minutes per game")
+    parser.add_argument("--timelimit", type=float, default=timelimit, help="minutes per game")
     parser.add_argument("--workers", type=int, help="game runners (default: CPU cores)")
+
+
+def ladder_players(checkpoint: str | None, map_name: str) -> list[str]:
+    """The checkpoint (as ``agent``), the baselines and every bot level of the map."""
+    texts = ([f"agent={checkpoint}"] if checkpoint else []) + ["random", "noop"]
+    return texts + [f"bot:{level}" for level in sorted(bot_ladder(map_name))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_tournament_arguments(parser, timelimit=0.5)
     parser.add_argument(
         "--compare", type=int, default=32, help="games per throughput round (at least 4)"
     )
@@ -162,8 +173,7 @@ def main() -> None:
         workers=args.workers,
     )
     ladder = sorted(bot_ladder(config.map_name))
-    texts = ([f"agent={args.checkpoint}"] if args.checkpoint else []) + ["random", "noop"]
-    texts += [f"bot:{level}" for level in ladder]
+    texts = ladder_players(args.checkpoint, config.map_name)
     if len(ladder) == 1:  # a second bot of the one level, so bots meet each other too
         texts.append(f"bot:{ladder[0]}b=bot:{ladder[0]}")
     console.print(

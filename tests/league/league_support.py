@@ -145,3 +145,14 @@ def tiny_population(run_dir: Path, frames: int = 4000) -> Any:
             run_dir=str(run_dir), frames=frames, eval_episodes=0, torch_threads=1, seed=3
         ),
     )
+
+
+def tiny_population_flags(run_dir: Path, db: Path) -> list[str]:
+    """``sf-league train`` flags of :func:`tiny_population` (the frames left to the caller)."""
+    return [
+        "--run-dir", str(run_dir), "--db", str(db), "--num-policies", "2", "--num-envs", "4",
+        "--batch-size", "2", "--num-workers", "1", "--obs-size", "32", "24",
+        "--conv-channels", "4", "--conv-kernels", "4", "--conv-strides", "2", "--fc-size", "16",
+        "--rollout", "8", "--num-minibatches", "1", "--torch-threads", "1",
+        "--env-options", "timelimit=0.05",
+    ]  # fmt: skip

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from league_support import sf_league, tiny_population
+from league_support import sf_league, tiny_population, tiny_population_flags
 
 from sf_league.pbt import PBTConfig
 from sf_league.population import TRAINING, PopulationConfig, PopulationTrainer, member_name
@@ -74,13 +74,7 @@ def test_training_matches_are_league_games_and_pbt_copies_exactly(tmp_path: Path
 
 def test_the_cli_trains_resumes_and_prints_the_lineage(tmp_path: Path) -> None:
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
-    common = [
-        "--run-dir", str(run_dir), "--db", str(db), "--num-policies", "2", "--num-envs", "4",
-        "--batch-size", "2", "--num-workers", "1", "--obs-size", "32", "24",
-        "--conv-channels", "4", "--conv-kernels", "4", "--conv-strides", "2", "--fc-size", "16",
-        "--rollout", "8", "--num-minibatches", "1", "--torch-threads", "1",
-        "--env-options", "timelimit=0.05",
-    ]  # fmt: skip
+    common = tiny_population_flags(run_dir, db)
     out = sf_league("train", *common, "--frames", "2000", check=True).stdout
     assert "--resume" in out and "p1" in out
     assert (run_dir / "p1" / "config.json").is_file()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from league_support import make_checkpoint, sf_league, tiny_population
+from league_support import make_checkpoint, sf_league, tiny_population, tiny_population_flags
 
 ray = pytest.importorskip(
     "ray", reason="the ray extra is not installed (pip install 'sf-league[ray]'; CI installs it)"
@@ -220,13 +220,7 @@ def test_the_cli_trains_a_population_on_the_cluster_and_resumes_it_here(
     nodes: Nodes, tmp_path: Path
 ) -> None:
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
-    common = [
-        "--run-dir", str(run_dir), "--db", str(db), "--num-policies", "2", "--num-envs", "4",
-        "--batch-size", "2", "--num-workers", "1", "--obs-size", "32", "24",
-        "--conv-channels", "4", "--conv-kernels", "4", "--conv-strides", "2", "--fc-size", "16",
-        "--rollout", "8", "--num-minibatches", "1", "--torch-threads", "1",
-        "--env-options", "timelimit=0.05",
-    ]  # fmt: skip
+    common = tiny_population_flags(run_dir, db)
     ray_flags = ["--ray", nodes.cluster.address, "--shard-cpus", "1"]
     sf_league("train", *common, "--frames", "2000", *ray_flags, check=True)
     assert checkpoints_of(run_dir / "p1").latest() is not None
