@@ -216,16 +216,30 @@ def test_a_two_shard_population_meets_across_shards_and_exploits_across_them(
     wait_until_gone(nodes)
 
 
-def test_the_cli_trains_a_population_on_the_cluster_and_resumes_it_here(
+def test_the_cli_trains_a_population_on_the_cluster_and_resumes_it_there_and_here(
     nodes: Nodes, tmp_path: Path
 ) -> None:
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
     common = tiny_population_flags(run_dir, db)
     ray_flags = ["--ray", nodes.cluster.address, "--shard-cpus", "1"]
+    resume = ["--run-dir", str(run_dir), "--db", str(db), "--resume"]
+
+    def saved_frames() -> list[int]:
+        return [
+            load_checkpoint(checkpoints_of(run_dir / p).latest())["frames"] for p in ("p0", "p1")
+        ]
+
     sf_league("train", *common, "--frames", "2000", *ray_flags, check=True)
-    assert checkpoints_of(run_dir / "p1").latest() is not None
-    again = sf_league("train", "--run-dir", str(run_dir), "--db", str(db), "--resume", *ray_flags)
-    assert again.returncode == 2 and "drop --ray" in again.stderr
-    resume = ("--run-dir", str(run_dir), "--db", str(db), "--frames", "3000", "--resume")
-    assert "resumed" in sf_league("train", *resume, check=True).stdout
+    first = saved_frames()
+    assert first[0] == first[1] >= 2000
+    # On the cluster again (the shards load their members' states), then on this machine.
+    out = sf_league("train", *resume, "--frames", "3000", *ray_flags, check=True).stdout
+    assert f"at {first[0]} frames in 2 shards" in out
+    second = saved_frames()
+    assert second[0] == second[1] >= 3000
+    assert (
+        f"at {second[0]} frames"
+        in sf_league("train", *resume, "--frames", "4000", check=True).stdout
+    )
+    assert min(saved_frames()) >= 4000
     wait_until_gone(nodes)

@@ -20,7 +20,7 @@ from rich.table import Table
 from sf_envs.terminal import log_handler
 from sf_league.pbt import BOUNDS, PBTConfig
 from sf_league.population import MemberView, PopulationConfig, PopulationTrainer
-from sf_league.ray_runners import ClusterError, ray_session
+from sf_league.ray_runners import ray_session
 from sf_league.shards import ShardConfig, ShardedTrainer
 from sf_league.store import LeagueStore
 
@@ -209,16 +209,11 @@ def run_train(argv: list[str], console: Console) -> int:
     session: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     make_trainer = None
     if args.ray is not None:
-        if args.resume:
-            raise ClusterError(
-                "--resume with --ray: a run continues on this machine only for now; drop --ray "
-                "(its run folder is an ordinary population's)"
-            )
         split = ShardConfig(args.shards, args.guests, args.snapshot_interval, args.shard_cpus)
         session = ray_session(args.ray or None)
 
         def make_trainer(train: Any, resume: bool, on_progress: Any) -> ShardedTrainer:
-            return ShardedTrainer(train, split, on_progress)
+            return ShardedTrainer(train, split, on_progress, resume)
 
     with (
         session,

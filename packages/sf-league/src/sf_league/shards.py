@@ -179,10 +179,14 @@ class ShardedTrainer:
             ``num_policies`` are totals, divided among the shards).
         split: How to shard it.
         on_progress: Called about every second while the shards train (with None).
+        resume: Continue the population in ``cfg.run.run_dir`` (a Ray run's or a local one's)
+            from the latest checkpoint every member has: each shard loads its members' states
+            (sent through the object store) and trains the frames still to go.
 
     Raises:
         ConfigError: If the split or a shard's config is invalid.
-        RunFolderError: If ``cfg.run.run_dir`` already holds checkpoints.
+        RunFolderError: If the run folder does not fit ``resume``.
+        CheckpointError: If a checkpoint to resume from is unreadable.
     """
 
     def __init__(
@@ -190,6 +194,7 @@ class ShardedTrainer:
         cfg: Any,
         split: ShardConfig,
         on_progress: Callable[[Any], None] | None = None,
+        resume: bool = False,
     ) -> None:
         from torch.utils.tensorboard import SummaryWriter
 
@@ -205,24 +210,37 @@ class ShardedTrainer:
         self.per_shard = total // shards
         guests = split.guests or self.per_shard
         run_dir = Path(cfg.run.run_dir)
-        configs = [self._shard_config(cfg, split, guests, k) for k in range(shards)]
         validate(cfg)  # the population's own config, which a local --resume continues
-        validate(configs[0])  # a shard's, here, before any actor starts
-        prepare_run_folder(cfg, resume=False)  # the population's folder, written by the driver
+        states = prepare_run_folder(cfg, resume)  # the population's folder, on the driver
+        #: Frames trained before this session (the shards count theirs from 0).
+        self.start_frames = int(states[0]["frames"]) if states else 0
+        to_go = max(0, cfg.run.frames - self.start_frames)
+        if resume and not to_go:
+            log.warning(
+                "run already at %d frames: raise --frames to train longer", self.start_frames
+            )
+        # A session's shards train in folders of their own: they may land on other nodes.
+        session = time.strftime("%Y%m%d-%H%M%S")
+        configs = [
+            self._shard_config(cfg, split, guests, to_go, run_dir / f"shard{k}" / session, k)
+            for k in range(shards)
+        ]
+        validate(configs[0])  # here, before any actor starts
         self.cfg, self.split, self.on_progress = cfg, split, on_progress
         self.members = [
             _Mirror(g, checkpoints_of(policy_folder(run_dir, g, total), cfg.run.keep_checkpoints))
             for g in range(total)
         ]
-        self.frames = 0
+        self.frames = self.start_frames
         self._returns: list[float | None] = [None] * total
         self._shards: list[Any] = []
         self.writer = SummaryWriter(str(run_dir))
         self._rng = np.random.default_rng(cfg.run.seed + 3)
         #: For each shard, the member each of its guests copies.
         self.guests: list[list[int]] = [[-1] * guests for _ in range(shards)]
-        self._next_snapshot = split.snapshot_interval
-        self._next_checkpoint = cfg.run.checkpoint_every  # the driver's copy of every member
+        self._next_snapshot = _next(self.frames, split.snapshot_interval)
+        # The driver's copy of every member.
+        self._next_checkpoint = _next(self.frames, cfg.run.checkpoint_every)
         actor = ray.remote(
             num_cpus=split.cpus or cfg.env.num_workers, max_concurrency=4, max_restarts=0
         )(_Shard)
@@ -230,6 +248,8 @@ class ShardedTrainer:
         try:
             #: The Ray node of each shard.
             self.nodes: list[str] = ray.get([s.node.remote() for s in self._shards])
+            if states:
+                self._load(states)
             self.exchange_snapshots()
         except ray.exceptions.RayError as e:
             self.close()
@@ -239,13 +259,28 @@ class ShardedTrainer:
             self.close()
             raise
 
+    def _load(self, states: list[dict[str, Any]]) -> None:
+        loading = []
+        for policy, state in enumerate(states):
+            shard, local = self._where(policy)
+            loading.append(shard.call.remote("load_policy", local, state))
+            self.members[policy].frames = int(state.get("policy_frames", state["frames"]))
+        self._ray.get(loading)
+        log.info(
+            "resumed %s at %d frames in %d shards",
+            self.cfg.run.run_dir,
+            self.frames,
+            len(self._shards),
+        )
+
     @staticmethod
-    def _shard_config(cfg: Any, split: ShardConfig, guests: int, shard: int) -> Any:
+    def _shard_config(
+        cfg: Any, split: ShardConfig, guests: int, frames: int, folder: Path, shard: int
+    ) -> Any:
         from sf_train.envs import agents_per_game
 
         shards = split.shards
         env, algo, run = cfg.env, cfg.algo, cfg.run
-        folder = Path(run.run_dir) / f"shard{shard}"
         return dataclasses.replace(
             cfg,
             env=dataclasses.replace(
@@ -258,7 +293,7 @@ class ShardedTrainer:
             run=dataclasses.replace(
                 run,
                 run_dir=str(folder),
-                frames=run.frames // shards,
+                frames=max(1, frames // shards),
                 seed=run.seed + _SEED_STRIDE * shard,
             ),
         )
@@ -362,7 +397,7 @@ class ShardedTrainer:
         return paths[0]
 
     def _refresh(self) -> None:
-        frames = 0
+        frames = self.start_frames
         for shard, (shard_frames, member_frames) in enumerate(self._on_every_shard("progress")):
             frames += shard_frames
             for local, f in enumerate(member_frames):

@@ -137,6 +137,7 @@ class Trainer:
         self.on_progress = on_progress
         self.device = resolve_device(cfg.run.device)
         self.run_dir = Path(cfg.run.run_dir)
+        self._learn_lock = threading.Lock()  # held while a policy's weights change
         states = prepare_run_folder(cfg, resume)
         self._closed = False
         sync = cfg.run.sync
@@ -189,7 +190,6 @@ class Trainer:
         except BaseException:
             self.venv.close()
             raise
-        self._learn_lock = threading.Lock()
         self._fps_window: collections.deque[tuple[float, int]] = collections.deque(maxlen=20)
         self._last_lag: float | None = None
         self._next_checkpoint = self.frames + cfg.run.checkpoint_every
@@ -404,21 +404,30 @@ class Trainer:
             state["sampler"] = _to_torch(self.sampler.state_dict())
         return state
 
-    def _load_states(self, states: list[dict[str, Any]]) -> None:
-        for member, state in zip(self.members, states, strict=True):
+    def load_policy(self, policy: int, state: dict[str, Any]) -> None:
+        """Restores ``policy`` from a checkpoint's state (:meth:`state_dict`), e.g. of a run
+        resumed in another trainer: weights, optimiser, version, learning rate,
+        hyperparameters, shaping, its frames and episode windows. The run's own frames and
+        random states are not touched."""
+        member = self.members[policy]
+        with self._learn_lock:
             learner = member.learner
             learner.model.load_state_dict(state["model"])
             learner.optimizer.load_state_dict(state["optimizer"])
             learner.version, learner.lr = int(state["version"]), float(state["lr"])
             if "hyperparameters" in state:  # older checkpoints kept the config's values
                 learner.cfg = dataclasses.replace(learner.cfg, **state["hyperparameters"])
-            member.shaping = dict(state.get("shaping", member.shaping))
             member.weights.publish(learner.model, learner.version)
-            member.frames = int(state.get("policy_frames", state["frames"]))
-            if "episode_returns" in state:  # older checkpoints kept no per-env window
-                member.returns.load_state_dict(state["episode_returns"])
-                member.lengths.load_state_dict(state["episode_lengths"])
-            member.checkpoints.best_return = state.get("best_return")
+        member.frames = int(state.get("policy_frames", state["frames"]))
+        if "episode_returns" in state:  # older checkpoints kept no per-env window
+            member.returns.load_state_dict(state["episode_returns"])
+            member.lengths.load_state_dict(state["episode_lengths"])
+        member.checkpoints.best_return = state.get("best_return")
+        self.set_shaping(policy, dict(state.get("shaping", member.shaping)))
+
+    def _load_states(self, states: list[dict[str, Any]]) -> None:
+        for member, state in zip(self.members, states, strict=True):
+            self.load_policy(member.index, state)
         state = states[0]
         self.frames = int(state["frames"])
         torch.set_rng_state(state["torch_rng"])
