@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from league_tournament import add_tournament_arguments, ladder_players
+from league_tournament import add_tournament_arguments, ladder_players, tournament_config
 
 from sf_league.players import parse_player
 from sf_league.ray_runners import ray_runners, ray_session
@@ -94,13 +94,7 @@ def main() -> None:
     add_tournament_arguments(parser, timelimit=0.25)
     parser.add_argument("--rounds", type=int, default=3, help="local/Ray rounds (load varies)")
     args = parser.parse_args()
-    config = TournamentConfig(
-        scenario="duel_bots",
-        map=args.map,
-        games=args.games,
-        timelimit=args.timelimit,
-        workers=args.workers,
-    )
+    config = tournament_config(args)
     texts = ladder_players(args.checkpoint, config.map_name)
     out = Path(tempfile.mkdtemp(prefix="sf_league_bench_"))
     start = time.perf_counter()

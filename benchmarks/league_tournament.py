@@ -143,6 +143,17 @@ def add_tournament_arguments(parser: argparse.ArgumentParser, timelimit: float) 
     parser.add_argument("--workers", type=int, help="game runners (default: CPU cores)")
 
 
+def tournament_config(args: argparse.Namespace) -> TournamentConfig:
+    """The duel_bots round robin that :func:`add_tournament_arguments`' flags describe."""
+    return TournamentConfig(
+        scenario="duel_bots",
+        map=args.map,
+        games=args.games,
+        timelimit=args.timelimit,
+        workers=args.workers,
+    )
+
+
 def ladder_players(checkpoint: str | None, map_name: str) -> list[str]:
     """The checkpoint (as ``agent``), the baselines and every bot level of the map."""
     texts = ([f"agent={checkpoint}"] if checkpoint else []) + ["random", "noop"]
@@ -165,13 +176,7 @@ def main() -> None:
     console = Console()
     out = Path(args.out or tempfile.mkdtemp(prefix="sf_league_bench_"))
     out.mkdir(parents=True, exist_ok=True)
-    config = TournamentConfig(
-        scenario="duel_bots",
-        map=args.map,
-        games=args.games,
-        timelimit=args.timelimit,
-        workers=args.workers,
-    )
+    config = tournament_config(args)
     ladder = sorted(bot_ladder(config.map_name))
     texts = ladder_players(args.checkpoint, config.map_name)
     if len(ladder) == 1:  # a second bot of the one level, so bots meet each other too
