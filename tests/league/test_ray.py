@@ -113,19 +113,24 @@ def test_a_tournament_over_two_nodes_stores_every_game_once(nodes: Nodes, tmp_pa
     def on_game(record: GameRecord | None, done: int, total: int) -> None:
         assert record is not None
         stored[record.key] += 1
+        if done == 5 and len(pools) == 1:
+            raise KeyboardInterrupt  # Ctrl-C after 5 games
 
     with LeagueStore(tmp_path / "ray.sqlite") as store:
+        with pytest.raises(KeyboardInterrupt):
+            run_tournament(config, players, store, on_game, recorded(pools))
+        assert store.count_games() == 5
+        wait_until_gone(nodes)  # the interrupted runners closed or were killed
         result = run_tournament(config, players, store, on_game, recorded(pools))
-        assert (result.planned, result.played, result.failed) == (12, 12, [])
+        assert (result.planned, result.already_stored, result.played) == (12, 5, 7)
+        assert result.failed == []
         assert len(stored) == 12 and set(stored.values()) == {1}
         assert store.count_games() == 12
         # Both worker nodes played (the head has no CPU): the checkpoint reached them through
         # the object store, not a shared folder.
         worker_ids = {n.node_id for n in nodes.workers}
-        assert set(pools[0].games_per_node) == worker_ids
-        assert sum(pools[0].games_per_node.values()) == 12
-        again = run_tournament(config, players, store, on_game, recorded(pools))
-        assert (again.already_stored, again.played) == (12, 0)
+        assert set(pools[1].games_per_node) == worker_ids
+        assert sum(pools[1].games_per_node.values()) == 7
         ray_keys, ray_players = store.game_keys(), store.players()
     wait_until_gone(nodes)
 
