@@ -11,6 +11,8 @@ Examples::
     sf-league ratings --db league.sqlite --anchor bot:1 [--json]
     sf-league ratings --db league.sqlite --map multi_duel --timelimit 0.25   # one group
     sf-league plot --db league.sqlite --out ratings.png
+    # The same games as Ray actors over a cluster (sf-league[ray]; sf_league.ray_runners):
+    sf-league evaluate --ray auto --players runs/a random noop bot:1 --db league.sqlite
 
 Games are rated in groups of equal settings (kind of game, map, time limit, frame skip): one
 table (one plot panel) per group, never one fit across them (sf_league.groups).
