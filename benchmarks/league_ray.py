@@ -96,9 +96,9 @@ def main() -> None:
     args = parser.parse_args()
     config = tournament_config(args)
     texts = ladder_players(args.checkpoint, config.map_name)
-    out = Path(tempfile.mkdtemp(prefix="sf_league_bench_"))
     start = time.perf_counter()
-    with ray_session(None):
+    with ray_session(None), tempfile.TemporaryDirectory(prefix="sf_league_bench_") as folder:
+        out = Path(folder)
         ray_start = time.perf_counter() - start
         print(
             f"round robin of {', '.join(texts)} on {config.map_name}, {args.games} games per "

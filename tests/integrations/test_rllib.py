@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -112,7 +114,10 @@ def ray_session(tmp_path, monkeypatch):
     # Every Algorithm makes a log folder under ~/ray_results: keep it in the test's tmp_path.
     monkeypatch.setattr("ray.tune.trainable.trainable.DEFAULT_STORAGE_PATH", str(tmp_path))
     before = _engine_pids()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # Ray's sockets and logs in a folder of the test's (its default, /tmp/ray, keeps every
+    # session's); a short path, since a Unix socket path has at most 107 bytes.
+    temp = tempfile.mkdtemp(prefix="sfr")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
     try:
         yield
     finally:
@@ -121,6 +126,7 @@ def ray_session(tmp_path, monkeypatch):
                 _MADE.pop().close()
         finally:
             ray.shutdown()
+            shutil.rmtree(temp, ignore_errors=True)
     left = _engine_pids() - before
     assert not left, f"ViZDoom engines still running after the test: {sorted(left)}"
 
