@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +21,9 @@ import torch
 from league_support import make_checkpoint, sf_league, tiny_population, tiny_population_flags
 
 ray = pytest.importorskip(
-    "ray", reason="the ray extra is not installed (pip install 'sf-league[ray]'; CI installs it)"
+    "ray",
+    reason="Ray is not installed: run these with `hatch test -i suite=ray` (CI does), or "
+    "pip install 'sf-league[ray]'",
 )
 
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -95,7 +98,7 @@ def recorded(pools: list[RayRunnerPool]) -> Callable[[int | None, int], RayRunne
 def wait_until_gone(nodes: Nodes) -> None:
     """Waits for every runner's scratch folder and engine memory to go (the watchdog of a
     killed runner needs a moment)."""
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while nodes.leftovers() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert nodes.leftovers() == []
@@ -150,22 +153,35 @@ def test_a_node_killed_mid_tournament_loses_nothing(
     players = [parse_player(t, config.map_name) for t in ("noop", "random", "bot:1")]
     pools: list[RayRunnerPool] = []
     stored: collections.Counter[str] = collections.Counter()
-    killed: list[int] = []
+    killed = threading.Event()
+    finished = threading.Event()
+
+    def kill_when_it_plays() -> None:
+        # The moment a game is handed to the node's runner: that game is surely in flight.
+        while not finished.is_set():
+            if pools and pools[0].playing_per_node()[victim.node_id]:
+                nodes.cluster.remove_node(victim)  # its raylet and every process on it, at once
+                killed.set()
+                return
+            time.sleep(0.02)
 
     def on_game(record: GameRecord | None, done: int, total: int) -> None:
         assert record is not None
         stored[record.key] += 1
-        if not killed and pools[0].playing_per_node()[victim.node_id]:
-            nodes.cluster.remove_node(victim)  # its raylet and every process on it, at once
-            killed.append(done)
 
-    with LeagueStore(tmp_path / "league.sqlite") as store:
-        result = run_tournament(config, players, store, on_game, recorded(pools))
-        assert killed, "the node never played a game"
-        assert result.failed == [] and result.replayed >= 1
-        assert result.played == result.planned == 9
-        assert len(stored) == 9 and set(stored.values()) == {1}
-        assert store.count_games() == 9
+    killer = threading.Thread(target=kill_when_it_plays)
+    killer.start()
+    try:
+        with LeagueStore(tmp_path / "league.sqlite") as store:
+            result = run_tournament(config, players, store, on_game, recorded(pools))
+            assert killed.is_set(), "the node never played a game"
+            assert result.failed == [] and result.replayed >= 1
+            assert result.played == result.planned == 9
+            assert len(stored) == 9 and set(stored.values()) == {1}
+            assert store.count_games() == 9
+    finally:
+        finished.set()
+        killer.join()
     assert "the Ray actor playing it died" in caplog.text
     # The killed runner's watchdog removed its scratch folder, engines and shared memory (even
     # of an engine it was starting); the other runners closed theirs.
