@@ -45,9 +45,8 @@ from sf_train.config import (
 from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
-from sf_train.learner import Learner, learning_rate
+from sf_train.learner import Learner
 from sf_train.members import (
-    Counts,
     Member,
     Progress,
     SharedWeights,
@@ -55,7 +54,7 @@ from sf_train.members import (
 )
 from sf_train.model import ActorCritic
 from sf_train.opponents import OpponentPool, opponent_envs_of
-from sf_train.population import HYPERPARAMETERS, MatchBook, MatchRecord, PolicyStats
+from sf_train.population import MatchBook
 from sf_train.run_folder import checkpoints_of, policy_folder, prepare_run_folder
 from sf_train.sampler import (
     Pairing,
@@ -65,6 +64,7 @@ from sf_train.sampler import (
     StatefulEnv,
     UniformPairing,
 )
+from sf_train.steering import PopulationControl, tree_map
 
 __all__ = ["Progress", "SharedWeights", "TrainResult", "Trainer", "train"]
 
@@ -75,28 +75,16 @@ WAIT_S = 0.1
 JOIN_TIMEOUT_S = 60.0
 
 
-def _tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:
-    if isinstance(tree, dict):
-        return {k: _tree_map(v, fn) for k, v in tree.items()}
-    if isinstance(tree, list | tuple):
-        return type(tree)(_tree_map(v, fn) for v in tree)
-    return fn(tree)
-
-
-def _cpu_copy(leaf: Any) -> Any:
-    return leaf.detach().to("cpu", copy=True) if isinstance(leaf, torch.Tensor) else leaf
-
-
 def _to_torch(tree: Any) -> Any:
     # Checkpoints are loaded with weights_only=True, which accepts tensors but not arrays.
-    return _tree_map(tree, lambda x: torch.from_numpy(x.copy()) if isinstance(x, np.ndarray) else x)
+    return tree_map(tree, lambda x: torch.from_numpy(x.copy()) if isinstance(x, np.ndarray) else x)
 
 
 def _to_numpy(tree: Any) -> Any:
-    return _tree_map(tree, lambda x: x.numpy() if isinstance(x, torch.Tensor) else x)
+    return tree_map(tree, lambda x: x.numpy() if isinstance(x, torch.Tensor) else x)
 
 
-class Trainer:
+class Trainer(PopulationControl):
     """Trains a policy, or a population of them, with APPO / V-trace into a run folder.
 
     Asynchronous with one torch thread per side is the default (see the module docstring).
@@ -252,120 +240,6 @@ class Trainer:
     @property
     def num_policies(self) -> int:
         return len(self.members)
-
-    # -- the population API ------------------------------------------------------------
-
-    def take_stats(self) -> list[PolicyStats]:
-        """Every policy's :class:`PolicyStats` since the previous call."""
-        stats = []
-        for m in self.members:
-            since, m.since = m.since, Counts()
-            stats.append(
-                PolicyStats(
-                    policy=m.index,
-                    frames=since.frames,
-                    total_frames=m.frames,
-                    episodes=since.episodes,
-                    mean_return=m.returns.mean(),
-                    mean_shaping=since.shaping / since.episodes if since.episodes else None,
-                    mean_objective=(
-                        since.objective / since.objectives if since.objectives else None
-                    ),
-                    version=m.learner.version,
-                    entropy=m.entropy,
-                )
-            )
-        return stats
-
-    def take_matches(self) -> list[MatchRecord]:
-        """The games' episodes that ended since the previous call, every seat's policy with
-        its result."""
-        return self.matches.take()
-
-    def hyperparameters(self, policy: int) -> dict[str, float]:
-        """The policy's current values of :data:`~sf_train.population.HYPERPARAMETERS`."""
-        algo = self.members[policy].learner.cfg
-        return {name: float(getattr(algo, name)) for name in HYPERPARAMETERS}
-
-    def set_hyperparameters(self, policy: int, values: dict[str, float]) -> None:
-        """Changes some of a policy's :data:`~sf_train.population.HYPERPARAMETERS` from its
-        next training step on.
-
-        Raises:
-            ConfigError: For a name outside HYPERPARAMETERS or an invalid value.
-        """
-        unknown = sorted(values.keys() - set(HYPERPARAMETERS))
-        if unknown:
-            raise ConfigError(
-                [f"{', '.join(unknown)}: not a policy hyperparameter; use {HYPERPARAMETERS}"]
-            )
-        member = self.members[policy]
-        with self._learn_lock:
-            learner = member.learner
-            algo = dataclasses.replace(learner.cfg, **{k: float(v) for k, v in values.items()})
-            validate(dataclasses.replace(self.cfg, algo=algo))
-            learner.cfg = algo
-            if "learning_rate" in values:
-                learner.lr = learning_rate(algo, self._progress())
-
-    def shaping(self, policy: int) -> dict[str, float]:
-        """The policy's shaping weights by game variable (absent: 0)."""
-        return dict(self.members[policy].shaping)
-
-    def set_shaping(self, policy: int, weights: dict[str, float]) -> None:
-        """Sets the policy's shaping weights (variables not named get 0) from its next step.
-
-        Raises:
-            ConfigError: For a variable the env does not report.
-        """
-        member = self.members[policy]
-        member.shaping = self._checked_shaping(dict(weights))
-        vector = np.array([member.shaping.get(n, 0.0) for n in self.variable_names])
-        self.sampler.set_shaping(policy, vector if vector.any() else None)
-
-    def export_policy(self, policy: int) -> dict[str, Any]:
-        """What makes a policy of this trainer or of another one a copy of ``policy``: weights,
-        normalisers, optimiser state, learning rate, hyperparameters and shaping weights
-        (copies, tensors on the CPU: picklable, to send to another process)."""
-        member = self.members[policy]
-        with self._learn_lock:
-            learner = member.learner
-            state = {
-                "model": learner.model.state_dict(),
-                "optimizer": learner.optimizer.state_dict(),
-                "lr": learner.lr,
-            }
-            state = _tree_map(state, _cpu_copy)
-        return state | {
-            "hyperparameters": self.hyperparameters(policy),
-            "shaping": dict(member.shaping),
-        }
-
-    def import_policy(self, policy: int, state: dict[str, Any]) -> None:
-        """Makes ``policy`` what :meth:`export_policy` gave (PBT's exploit step). Its version
-        jumps past ``max_policy_lag``, so the experience its old weights sampled is not
-        learned from."""
-        member = self.members[policy]
-        with self._learn_lock:
-            learner = member.learner
-            learner.model.load_state_dict(state["model"])
-            learner.optimizer.load_state_dict(state["optimizer"])
-            learner.cfg = dataclasses.replace(learner.cfg, **state["hyperparameters"])
-            learner.lr = float(state["lr"])
-            learner.version += self.cfg.algo.max_policy_lag + 1
-            member.weights.publish(learner.model, learner.version)
-        self.set_shaping(policy, state["shaping"])
-
-    def copy_policy(self, source: int, target: int) -> None:
-        """Makes ``target`` a copy of ``source`` (:meth:`export_policy`, :meth:`import_policy`)."""
-        if source != target:
-            self.import_policy(target, self.export_policy(source))
-
-    def freeze(self, policy: int, frozen: bool = True) -> None:
-        """Stops (or resumes) learning for ``policy``: it still plays its seats, with the
-        weights it has (e.g. a snapshot of another trainer's policy, :meth:`import_policy`),
-        and its batches are dropped unlearned."""
-        self.members[policy].frozen = frozen
 
     def set_pairing(self, pairing: Pairing) -> None:
         """Chooses who plays each game's next episode (see :data:`~sf_train.sampler.Pairing`)."""
