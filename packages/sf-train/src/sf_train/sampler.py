@@ -48,7 +48,7 @@ from __future__ import annotations
 import copy
 from collections import deque
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +67,7 @@ from sf_train.rollout import (
     StatefulEnv,
     UniformPairing,
 )
+from sf_train.stacked import StackedRunner
 
 __all__ = [
     "AsyncVectorEnv",
@@ -152,6 +153,8 @@ class Sampler:
     Attributes:
         runners: Act for the learning envs, one per policy; each holds every env's recurrent
             state for its policy.
+        stacked: With several policies, acts for all of them in one batched pass (over the
+            runners' models and memories); None with one.
         opponent: Acts for ``opponent_envs`` with a frozen copy of ``model``; None without.
     """
 
@@ -176,6 +179,7 @@ class Sampler:
         self.venv = venv
         self.bootstrap_truncations = bootstrap_truncations
         self.runners = [PolicyRunner(m, n, device, generator) for m in models]
+        self.stacked = StackedRunner(self.runners) if len(models) > 1 else None
         self._is_opponent = np.zeros(n, dtype=bool)
         self.opponent: PolicyRunner | None = None
         if opponent_envs is not None and len(opponent_envs):
@@ -545,18 +549,39 @@ class Sampler:
         if self.opponent is not None and len(opponent_rows):
             sampled = self.opponent.act(_rows(obs, opponent_rows), env_ids[opponent_rows])
             actions[torch.from_numpy(opponent_rows)] = sampled.cpu()
-        for policy, rows in self._by_policy(env_ids, np.flatnonzero(learning)):
-            with _held(sources[policy]) as policy_version:
-                decision = self.runners[policy].decide(_rows(obs, rows), env_ids[rows])
-            sampled, log_probs, values = (x.cpu() for x in decision)
-            actions[torch.from_numpy(rows)] = sampled
+        learning_rows = np.flatnonzero(learning)
+        if len(learning_rows):
+            self._decide(obs, env_ids, learning_rows, actions, sources)
+        self.venv.send(actions.numpy(), env_ids)
+
+    def _decide(
+        self,
+        obs: Any,
+        env_ids: np.ndarray,
+        learning_rows: np.ndarray,
+        actions: torch.Tensor,
+        sources: Sequence[int | PolicySource],
+    ) -> None:
+        """Chooses the actions of recv() rows ``learning_rows`` (into ``actions``), each by
+        the policy playing its env, and records them in their batches."""
+        ids = env_ids[learning_rows]
+        with ExitStack() as held:
+            versions = [held.enter_context(_held(source)) for source in sources]
+            if self.stacked is None:
+                decision = self.runner.decide(_rows(obs, learning_rows), ids)
+            else:
+                decision = self.stacked.decide(_rows(obs, learning_rows), ids, self._policy[ids])
+        sampled, log_probs, values = (x.cpu() for x in decision)
+        actions[torch.from_numpy(learning_rows)] = sampled
+        for policy, rows in self._by_policy(env_ids, learning_rows):
+            policy_version = versions[policy]
             self._version[env_ids[rows]] = policy_version
             written = 0
             for slot, sub in self._by_slot(env_ids, rows):
                 e = env_ids[sub]
                 t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
-                # Positions of these recv() rows among this policy's rows just computed.
-                r = torch.from_numpy(np.searchsorted(rows, sub))
+                # Positions of these recv() rows among the learning rows just computed.
+                r = torch.from_numpy(np.searchsorted(learning_rows, sub))
                 slot.buffer.actions[t, c] = sampled[r]
                 slot.buffer.log_probs[t, c] = log_probs[r]
                 slot.buffer.values[t, c] = values[r]
@@ -564,7 +589,6 @@ class Sampler:
                 written += len(sub)
             self._steps[policy] += written
             self._dropped += len(rows) - written  # rows without a column (after a fault)
-        self.venv.send(actions.numpy(), env_ids)
 
     def _complete(self) -> int | None:
         """A policy whose oldest batch is complete, if any."""
