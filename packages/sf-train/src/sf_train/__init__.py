@@ -12,7 +12,8 @@ Modules, one concept each:
   the engine's async ``send``/``recv`` face and the APPO learner step.
 - :mod:`sf_train.envs`: the one place that makes envs from the config (any gymnasium id with
   a vector entry point: the sf-envs Doom ids, or ``MODULE:ID`` for one MODULE registers).
-- :mod:`sf_train.trainer`: the training loop, asynchronous (learner thread) or synchronous.
+- :mod:`sf_train.trainer`: the training loop, asynchronous (learner thread) or synchronous;
+  :mod:`sf_train.reporting`, its TensorBoard logging and progress reports.
 - :mod:`sf_train.checkpoint` and :mod:`sf_train.run_folder`: atomic checkpoints, run folders.
 - :mod:`sf_train.evaluate`: evaluation and videos from a run folder.
 - :mod:`sf_train.cli`: the ``sf-train`` command (train, eval, enjoy).
