@@ -67,6 +67,7 @@ from sf_train.rollout import (
     StatefulEnv,
     UniformPairing,
 )
+from sf_train.shaping import Shaping
 from sf_train.stacked import StackedRunner
 
 __all__ = [
@@ -216,12 +217,8 @@ class Sampler:
         self._policy = np.zeros(n, dtype=np.int64)
         self._next_policy = np.full(n, -1, dtype=np.int64)
         self._version = np.zeros(n, dtype=np.int64)
-        # Reward shaping: weights by policy over the env's game variables (None: no shaping),
-        # each env's variables after its last step, and its shaping reward this episode.
-        self._shaping: list[np.ndarray | None] = [None] * len(models)
-        self._variables_now: np.ndarray | None = None
+        self.shaping = Shaping(len(models), n)
         self._started = np.zeros(n, dtype=bool)  # the env's first observation came
-        self._shaped = np.zeros(n, dtype=np.float64)
         self._parked: tuple[Any, np.ndarray] | None = None
         self._returns: list[np.ndarray] = []
         self._lengths: list[np.ndarray] = []
@@ -262,11 +259,9 @@ class Sampler:
         self.pairing = pairing
 
     def set_shaping(self, policy: int, weights: np.ndarray | None) -> None:
-        """Adds ``weights @ (change of the env's game variables)`` to every reward of
-        ``policy``'s steps (``None``: no shaping). The env must report its game variables
-        every step (``info["variables"]``) and at episode ends (``info["final_info"]``), as
-        the sf-envs engine does."""
-        self._shaping[policy] = None if weights is None else np.asarray(weights, np.float64)
+        """Sets ``policy``'s shaping weights (``None``: no shaping); see
+        :meth:`Shaping.set_weights <sf_train.shaping.Shaping.set_weights>`."""
+        self.shaping.set_weights(policy, weights)
 
     def release(self, buffer: TrajectoryBuffer) -> None:
         """Returns a batch handed out by :meth:`collect`, once the learner is done with it."""
@@ -403,40 +398,6 @@ class Sampler:
             return [(0, rows)] if len(rows) else []
         policies = self._policy[env_ids[rows]]
         return [(int(p), rows[policies == p]) for p in np.unique(policies)]
-
-    def _shaping_rewards(
-        self, info: dict[str, Any], env_ids: np.ndarray, fresh: np.ndarray
-    ) -> np.ndarray | None:
-        """Per recv() row, the shaping reward of its last step under its policy's weights
-        (None when no policy has weights), from the change of the env's game variables
-        (``fresh``: rows showing their env's first observation, which follows no step)."""
-        if all(w is None for w in self._shaping):
-            return None
-        if "variables" not in info:
-            raise ValueError(
-                "reward shaping needs the env's game variables every step (info['variables']), "
-                "which this env does not report: drop the shaping weights or use an sf-envs env"
-            )
-        now = np.asarray(info["variables"], dtype=np.float64)
-        if self._variables_now is None:
-            self._variables_now = np.zeros((self.venv.num_envs, now.shape[1]))
-        ended = np.asarray(info.get("_final_info", np.zeros(len(env_ids), bool)), dtype=bool)
-        after = now.copy()
-        if ended.any():
-            after[ended] = np.asarray(info["final_info"]["variables"])[ended]
-        change = np.where(fresh[:, None], 0.0, after - self._variables_now[env_ids])
-        self._variables_now[env_ids] = now
-        rewards = np.zeros(len(env_ids))
-        for policy, rows in self._by_policy(env_ids, np.arange(len(env_ids))):
-            weights = self._shaping[policy]
-            if weights is not None:
-                if len(weights) != change.shape[1]:
-                    raise ValueError(
-                        f"policy {policy} has {len(weights)} shaping weights for an env of "
-                        f"{change.shape[1]} game variables: give one weight per variable"
-                    )
-                rewards[rows] = change[rows] @ weights
-        return rewards
 
     def _record(
         self,
@@ -637,10 +598,10 @@ class Sampler:
                 real = learning & ~restarted
             fresh = ~self._started[env_ids]
             self._started[env_ids] = True
-            shaping = self._shaping_rewards(info, env_ids, fresh)
-            if shaping is not None:
+            if self.shaping.active:
+                groups = self._by_policy(env_ids, np.arange(len(env_ids)))
+                shaping = self.shaping.rewards(info, env_ids, fresh, groups)
                 reward = np.asarray(reward, np.float64) + shaping
-                self._shaped[env_ids] += shaping
             mask = (
                 np.asarray(info.get("_episode_summary", np.zeros(len(env_ids), dtype=bool))) & real
             )
@@ -655,11 +616,11 @@ class Sampler:
                 self._episode_envs.append(ended)
                 self._episode_policies.append(self._policy[ended])
                 self._episode_versions.append(self._version[ended])
-                self._episode_shaping.append(self._shaped[ended])
+                self._episode_shaping.append(self.shaping.episode_returns[ended])
                 variables = info.get("final_info", {}).get("variables")
                 if variables is not None:
                     self._variables.append(np.asarray(variables)[mask].astype(np.float64))
-            self._shaped[env_ids[done]] = 0.0
+            self.shaping.end_episodes(env_ids[done])
             cut_values = self._truncation_values(
                 terminated, truncated, info, env_ids, real, sources
             )

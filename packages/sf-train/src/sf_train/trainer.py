@@ -14,14 +14,15 @@ sampler's, and more torch threads only fight the env workers for the cores (the 
 Synchronous mode (``run.sync``) steps all envs together, then learns, with zero policy lag; it
 is for debugging and for exact resumption, which needs an env that can save its state
 (:class:`~sf_train.sampler.StatefulEnv`; Doom episodes restart on resume).
+
+What the loop logs and reports lives in :mod:`sf_train.reporting`, what a league steers in
+:mod:`sf_train.steering`; both are mixins of :class:`Trainer`.
 """
 
 from __future__ import annotations
 
-import collections
 import copy
 import dataclasses
-import functools
 import logging
 import queue
 import threading
@@ -32,12 +33,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.tensorboard import SummaryWriter
 
 from sf_train.config import (
     Config,
     ConfigError,
-    config_to_dict,
     resolve_device,
     shaping_weights,
     validate,
@@ -55,10 +54,10 @@ from sf_train.members import (
 from sf_train.model import ActorCritic
 from sf_train.opponents import OpponentPool, opponent_envs_of
 from sf_train.population import MatchBook
+from sf_train.reporting import Reporting, open_summary_writer
 from sf_train.run_folder import checkpoints_of, policy_folder, prepare_run_folder
 from sf_train.sampler import (
     Pairing,
-    RestartingEnv,
     Rollout,
     Sampler,
     StatefulEnv,
@@ -84,7 +83,7 @@ def _to_numpy(tree: Any) -> Any:
     return tree_map(tree, lambda x: x.numpy() if isinstance(x, torch.Tensor) else x)
 
 
-class Trainer(PopulationControl):
+class Trainer(PopulationControl, Reporting):
     """Trains a policy, or a population of them, with APPO / V-trace into a run folder.
 
     Asynchronous with one torch thread per side is the default (see the module docstring).
@@ -171,23 +170,16 @@ class Trainer(PopulationControl):
                 self._load_states(states)
             for member in self.members:
                 self.set_shaping(member.index, member.shaping)
-            self.writer = SummaryWriter(str(self.run_dir), purge_step=self.frames or None)
-            self.writer.add_text("hyperparameters", _hyperparameter_table(cfg), self.frames)
+            self.writer = open_summary_writer(self.run_dir, cfg, self.frames)
             # A resumed run starts its pool anew, from the weights it resumes with.
             self._update_opponent(force=True)
         except BaseException:
             self.venv.close()
             raise
-        self._fps_window: collections.deque[tuple[float, int]] = collections.deque(maxlen=20)
-        self._last_lag: float | None = None
+        self._start_reporting()
         self._next_checkpoint = self.frames + cfg.run.checkpoint_every
         self._last_checkpoint: Path | None = None
         self._stop_requested = False
-        self.worker_restarts = 0
-        """Vector workers restarted in this session (logged, and ``perf/worker_restarts``)."""
-        self.dropped_frames = 0
-        """Frames discarded because of faults in this session (``perf/dropped_frames``)."""
-        self._counts_restarts = isinstance(self.venv, RestartingEnv)
 
     def _new_member(
         self, index: int, sync: bool, learning_envs: np.ndarray, shaping: dict[str, float]
@@ -372,121 +364,6 @@ class Trainer(PopulationControl):
         )
         return summary["return_mean"]
 
-    # -- logging -------------------------------------------------------------------------
-
-    def _tag(self, member: Member, tag: str) -> str:
-        """TensorBoard tag of a policy's series: as is for one policy, ``p<i>/...`` else."""
-        return tag if self.num_policies == 1 else f"p{member.index}/{tag}"
-
-    def _record_rollout(self, rollout: Rollout) -> None:
-        frame_skip = self.cfg.env.frame_skip
-        self.frames += rollout.env_steps * frame_skip
-        for member, steps in zip(self.members, rollout.policy_steps.tolist(), strict=True):
-            member.frames += steps * frame_skip
-            member.since.frames += steps * frame_skip
-        self._record_faults(rollout)
-        now = time.perf_counter()
-        self._fps_window.append((now, self.frames))
-        (t0, f0) = self._fps_window[0]
-        write = self.writer.add_scalar
-        if now > t0:
-            fps = (self.frames - f0) / (now - t0)
-            write("perf/fps", fps, self.frames)
-            write("charts/SPS", fps / frame_skip, self.frames)  # CleanRL's tag
-        if not len(rollout.episode_returns):
-            return
-        variables = rollout.episode_variables
-        if variables is not None and variables.shape[1] != len(self.variable_names):
-            variables = None
-        self.matches.add(
-            rollout.episode_env_ids,
-            rollout.episode_policies,
-            rollout.episode_versions,
-            rollout.episode_returns,
-            variables,
-        )
-        for member in self.members:
-            ended = rollout.episode_policies == member.index
-            if ended.any():
-                self._record_episodes(member, rollout, ended, variables)
-
-    def _record_episodes(
-        self, member: Member, rollout: Rollout, ended: np.ndarray, variables: np.ndarray | None
-    ) -> None:
-        """Logs one policy's episodes that ended (``ended``: their rows in the rollout)."""
-        write = self.writer.add_scalar
-        tag = functools.partial(self._tag, member)
-        env_ids, returns = rollout.episode_env_ids[ended], rollout.episode_returns[ended]
-        member.returns.add(env_ids, returns)
-        member.lengths.add(env_ids, rollout.episode_lengths[ended])
-        if member.returns.ready:
-            write(tag("charts/episodic_return"), member.returns.mean(), self.frames)
-            write(tag("charts/episodic_length"), member.lengths.mean(), self.frames)
-        # The plain mean of the episodes in the order they ended, for comparison.
-        write(tag("charts/episodic_return_by_completion"), float(returns.mean()), self.frames)
-        shaping = rollout.episode_shaping[ended]
-        member.since.episodes += len(returns)
-        member.since.shaping += float(shaping.sum())
-        if any(w for w in member.shaping.values()):
-            write(tag("charts/shaping_return"), float(shaping.mean()), self.frames)
-        if variables is None:
-            return
-        columns = dict(zip(self.variable_names, variables[ended].T, strict=True))
-        for name, column in columns.items():
-            write(tag(f"game/{name}"), float(column.mean()), self.frames)
-        if "frags" in columns and "deaths" in columns:
-            objective = columns["frags"] - columns["deaths"]
-            member.since.objective += float(objective.sum())
-            member.since.objectives += len(objective)
-            write(tag("charts/true_objective"), float(objective.mean()), self.frames)
-
-    def _record_faults(self, rollout: Rollout) -> None:
-        """Logs worker restarts and the experience they cost (also to TensorBoard)."""
-        self.dropped_frames += rollout.dropped_steps * self.cfg.env.frame_skip
-        self.writer.add_scalar("perf/dropped_frames", self.dropped_frames, self.frames)
-        if not self._counts_restarts:
-            return
-        restarts = self.venv.worker_restarts  # type: ignore[attr-defined]
-        if restarts > self.worker_restarts:
-            log.warning(
-                "%d vector worker restart(s) at %d frames (%d in this session): their envs' "
-                "unfinished trajectories are dropped (%d frames of experience so far) and "
-                "training goes on",
-                restarts - self.worker_restarts,
-                self.frames,
-                restarts,
-                self.dropped_frames,
-            )
-            self.worker_restarts = restarts
-        self.writer.add_scalar("perf/worker_restarts", restarts, self.frames)
-
-    def _record_stats(self, policy: int, stats: dict[str, float]) -> None:
-        member = self.members[policy]
-        for tag, value in stats.items():
-            self.writer.add_scalar(self._tag(member, tag), value, self.frames)
-        # CleanRL's tag
-        self.writer.add_scalar(
-            self._tag(member, "charts/learning_rate"), stats["train/lr"], self.frames
-        )
-        member.entropy = stats.get("losses/entropy")
-        self._last_lag = stats.get("train/policy_lag_avg")
-
-    def _report(self) -> None:
-        if self.on_progress is None:
-            return
-        (t0, f0), (t1, f1) = self._fps_window[0], self._fps_window[-1]
-        self.on_progress(
-            Progress(
-                frames=self.frames,
-                total_frames=self.cfg.run.frames,
-                fps=(f1 - f0) / (t1 - t0) if t1 > t0 else 0.0,
-                mean_return=self.mean_return,
-                policy_lag=self._last_lag,
-                version=self.learner.version,
-                returns=tuple(m.returns.mean() for m in self.members),
-            )
-        )
-
     def _update_opponent(self, force: bool = False) -> None:
         """With an opponent pool: snapshots the sampler's weights every
         ``opponent_snapshot_every`` versions and draws the next opponent from the pool."""
@@ -658,17 +535,6 @@ class Trainer(PopulationControl):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _hyperparameter_table(cfg: Config) -> str:
-    """The config as the markdown table CleanRL writes to TensorBoard, one ``|param|value|``
-    row per field, e.g. ``|algo.gamma|0.99|``."""
-    rows = ["|param|value|", "|-|-|"]
-    for section, fields in config_to_dict(cfg).items():
-        for name, value in fields.items():
-            cell = str(value).replace("|", r"\|")  # a bare pipe would end the cell
-            rows.append(f"|{section}.{name}|{cell}|")
-    return "\n".join(rows)
 
 
 def train(
