@@ -75,13 +75,15 @@ def test_training_matches_are_league_games_and_pbt_copies_exactly(tmp_path: Path
 def test_the_cli_trains_resumes_and_prints_the_lineage(tmp_path: Path) -> None:
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
     common = tiny_population_flags(run_dir, db)
-    out = sf_league("train", *common, "--frames", "2000", check=True).stdout
-    assert "--resume" in out and "p1" in out
+    bad = sf_league("train", *common, "--frames", "2000", "--snapshots", "1")
+    assert bad.returncode == 2 and "must divide --num-envs (4)" in bad.stderr
+    out = sf_league("train", *common, "--frames", "2000", "--snapshots", "2", check=True).stdout
+    assert "--resume" in out and "p0..p1" in out  # the members (p2, p3: the snapshot slots)
     assert (run_dir / "p1" / "config.json").is_file()
     resume = ("--run-dir", str(run_dir), "--db", str(db), "--frames", "4000", "--resume")
     out = sf_league("train", *resume, check=True).stdout
     assert "resumed" in out
     lineage = sf_league("lineage", "--db", str(db), check=True).stdout
-    assert "no population-training events" in lineage  # too short for a PBT step
+    assert "snapshot" in lineage and "exploit" not in lineage  # too short for a PBT step
     bad = sf_league("train", *common, "--frames", "2000", "--pbt-fraction", "0.9")
     assert bad.returncode == 2 and "--pbt-fraction=0.9" in bad.stderr

@@ -11,6 +11,10 @@ batches this driver:
   last training matches against each other, as stored in the league, lets the worst copy the
   best when the gap is significant and mutates the copies (:mod:`sf_league.pbt`), storing every
   exploit and explore event (``sf-league lineage``);
+- with snapshot opponents (:mod:`sf_league.snapshots`), every ``snapshots.interval`` frames
+  freezes a copy of the next member in the oldest snapshot slot (a league player of its own,
+  ``RUN/p2.g1@4000000``) and draws members' opponents among members and snapshots; games
+  against snapshots are recorded too, but PBT ranks on games between members only;
 - every ``gauntlet_every`` frames, writes a checkpoint of every member and plays it against
   fixed opponents (baselines, bots, scripted players) in an ordinary tournament of the same
   league, so ratings over training time can be drawn (``sf-league plot --over-time``).
@@ -21,6 +25,8 @@ games: the league file is the population's memory besides the checkpoints.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import signal
 import time
@@ -33,14 +39,36 @@ from typing import Any
 import numpy as np
 
 from sf_league.pbt import PBTConfig, explore, mutate_shaping, select_exploits
-from sf_league.store import GameRecord, LeagueStore, PBTEvent, PlayerRecord, Seat
+from sf_league.snapshots import SnapshotConfig, SnapshotPairing, Snapshots
+from sf_league.store import (
+    GameRecord,
+    LeagueStore,
+    LeagueStoreError,
+    PBTEvent,
+    PlayerRecord,
+    Seat,
+)
 
-__all__ = ["TRAINING", "PopulationConfig", "PopulationTrainer", "member_name"]
+__all__ = [
+    "TRAINING",
+    "PopulationConfig",
+    "PopulationTrainer",
+    "member_name",
+    "saved_layout",
+]
 
 log = logging.getLogger(__name__)
 
 TRAINING = "training"
 """The stored scenario of training matches: rated apart from evaluation games."""
+
+LAYOUT = "population.json"
+"""In the run folder: how many of the trainer's policies are members and how many snapshot
+slots, which a resumed run reads back."""
+
+SNAPSHOT = "snapshot"
+"""The kind of a stored event that filled a snapshot slot (its policy) with a member (its
+parent) in the member's generation at the event's frames."""
 
 
 def member_name(run_dir: str | Path, policy: int, generation: int) -> str:
@@ -58,9 +86,12 @@ class PopulationConfig:
     """A population run.
 
     Attributes:
-        train: The sf-train configuration (``algo.num_policies`` is the population's size).
+        train: The sf-train configuration (``algo.num_policies`` is the population's size:
+            its members, without the snapshot slots).
         db: The league file.
         pbt: When and how members are replaced and mutated.
+        snapshots: Frozen past members as opponents (the trainer holds them as policies
+            after the members').
         gauntlet_every: Env frames (all members together) between gauntlets; 0: none.
         gauntlet_players: The fixed opponents of every gauntlet (``bot:N``, ``scripted:N``,
             ``random``, ``noop``).
@@ -71,6 +102,7 @@ class PopulationConfig:
     train: Any
     db: str
     pbt: PBTConfig = field(default_factory=PBTConfig)
+    snapshots: SnapshotConfig = field(default_factory=SnapshotConfig)
     gauntlet_every: int = 0
     gauntlet_players: tuple[str, ...] = ("random", "noop", "bot:1")
     gauntlet_games: int = 2
@@ -115,12 +147,12 @@ class PopulationTrainer:
         make_trainer: Callable[..., Any] | None = None,
     ) -> None:
         from sf_envs.match.scenarios import MatchConfig
-        from sf_train.config import ConfigError, shaping_weights
+        from sf_train.config import ConfigError, shaping_weights, write_atomic
         from sf_train.envs import env_spec
         from sf_train.trainer import Trainer
 
         train_cfg = cfg.train
-        problems = cfg.pbt.problems()
+        problems = cfg.pbt.problems() + cfg.snapshots.problems()
         scenario = env_spec(train_cfg.env.env).kwargs.get("scenario")
         if scenario is None:
             problems.append(
@@ -146,16 +178,48 @@ class PopulationTrainer:
         self._rng = np.random.default_rng(cfg.pbt.seed)
         self._session = f"{time.time():.6f}"
         self._recorded = 0  # training games stored this session: their keys
+        count, slots = _layout(self.run_dir, train_cfg.algo.num_policies, cfg.snapshots, resume)
+        envs = train_cfg.env.num_envs
+        if slots and envs % (count + slots):
+            raise ConfigError(
+                [
+                    f"--snapshots {slots} with {count} members: the trainer holds {count + slots} "
+                    f"policies, which must divide --num-envs ({envs}); change one of the three"
+                ]
+            )
+        self.snapshots = Snapshots(count, dataclasses.replace(cfg.snapshots, count=slots))
+        train_cfg = dataclasses.replace(
+            train_cfg, algo=dataclasses.replace(train_cfg.algo, num_policies=count + slots)
+        )
         self.store = LeagueStore(cfg.db)
         try:
             self.trainer = (make_trainer or Trainer)(train_cfg, resume, self._between_batches)
         except BaseException:
             self.store.close()
             raise
-        count = self.trainer.num_policies
+        #: The live members (the trainer's first policies; the snapshot slots follow).
+        self.members = self.trainer.members[:count]
+        write_atomic(self.run_dir / LAYOUT, json.dumps({"members": count, "snapshots": slots}))
         self.generations = [0] * count
         for event in self.store.pbt_events(self.run_key):
-            self.generations[event.policy] = max(self.generations[event.policy], event.generation)
+            if event.kind == SNAPSHOT:
+                slot = event.policy - count
+                self.snapshots.fill(slot, _snapshot_player(self.run_dir, event))
+            else:
+                self.generations[event.policy] = max(
+                    self.generations[event.policy], event.generation
+                )
+        if slots:
+            for slot in range(slots):
+                self.trainer.freeze(self.snapshots.policy(slot))
+            # Slots start as copies of the members as they start: every seat the pairing
+            # gives is someone, and early opponents are as weak as the members.
+            empty = [k for k, slot in enumerate(self.snapshots.slots) if slot.name is None]
+            if empty:
+                self.trainer.save_checkpoint()
+                for slot in empty:
+                    self._fill(slot, slot % count)
+            self.trainer.set_pairing(SnapshotPairing(self.snapshots, cfg.pbt.seed))
         self.scores: list[deque[float]] = [deque(maxlen=cfg.pbt.window) for _ in range(count)]
         self._load_scores()
         self._register_members()
@@ -170,12 +234,14 @@ class PopulationTrainer:
         self._next_pbt = (min(self._member_frames()) // interval + 1) * interval
         every = cfg.gauntlet_every
         self._next_gauntlet = (frames // every + 1) * every if every else None
+        interval = cfg.snapshots.interval
+        self._next_snapshot = (frames // interval + 1) * interval if cfg.snapshots.count else None
         self._stop_requested = False
 
     # -- the league's memory -----------------------------------------------------------
 
     def _member_frames(self) -> list[int]:
-        return [m.frames for m in self.trainer.members]
+        return [m.frames for m in self.members]
 
     def _player(self, policy: int) -> PlayerRecord:
         name = member_name(self.run_dir, policy, self.generations[policy])
@@ -185,7 +251,7 @@ class PopulationTrainer:
         )
 
     def _register_members(self) -> None:
-        self.store.add_players([self._player(p) for p in range(self.trainer.num_policies)])
+        self.store.add_players([self._player(p) for p in range(len(self.members))])
 
     def _load_scores(self) -> None:
         """Rebuilds each member's ranking window from the league's stored training games."""
@@ -200,6 +266,17 @@ class PopulationTrainer:
                 continue
             for policy, score in _member_scores(game, every, current):
                 self.scores[policy].append(score)
+            self._record_snapshot_game(game, current)
+
+    def _record_snapshot_game(self, game: GameRecord, current: dict[str, int]) -> None:
+        """Counts a two-seat game of a ``current`` member against a snapshot held now."""
+        if len(game.seats) != 2:
+            return
+        for mine, theirs in (game.seats, game.seats[::-1]):
+            slot = self.snapshots.slot_of(theirs.player)
+            if mine.player in current and slot is not None:
+                score = 0.5 if mine.frags == theirs.frags else float(mine.frags > theirs.frags)
+                self.snapshots.record(current[mine.player], slot, score)
 
     def _record_matches(self) -> None:
         for match in self.trainer.take_matches():
@@ -209,7 +286,7 @@ class PopulationTrainer:
             for policy, variables in zip(match.policies, match.variables, strict=True):
                 seats.append(
                     Seat(
-                        member_name(self.run_dir, policy, self.generations[policy]),
+                        self._name(policy),
                         float(variables.get("frags", 0.0)),
                         variables.get("deaths"),
                     )
@@ -222,9 +299,23 @@ class PopulationTrainer:
             )
             self.store.record_game(record)
             self._recorded += 1
-            names = {s.player: p for s, p in zip(seats, match.policies, strict=True)}
+            names = {
+                s.player: p
+                for s, p in zip(seats, match.policies, strict=True)
+                if p < len(self.members)
+            }
             for policy, score in _member_scores(record, names, names):
                 self.scores[policy].append(score)
+            self._record_snapshot_game(record, names)
+
+    def _name(self, policy: int) -> str:
+        """The league player that ``policy`` of the trainer is now."""
+        if policy < len(self.members):
+            return member_name(self.run_dir, policy, self.generations[policy])
+        name = self.snapshots.slots[policy - len(self.members)].name
+        if name is None:
+            raise RuntimeError(f"policy {policy} played before its snapshot slot was filled")
+        return name
 
     # -- population-based training -----------------------------------------------------
 
@@ -276,7 +367,7 @@ class PopulationTrainer:
             self._event(*event)
         self._register_members()
         write = trainer.writer.add_scalar
-        for p in range(trainer.num_policies):
+        for p in range(len(self.members)):
             write(f"p{p}/pbt/generation", self.generations[p], frames)
             if self.scores[p]:
                 write(f"p{p}/pbt/win_rate", float(np.mean(self.scores[p])), frames)
@@ -300,6 +391,34 @@ class PopulationTrainer:
             f"p{policy}/pbt/events", f"{kind} from p{parent}: {changes}", self.trainer.frames
         )
 
+    # -- snapshot opponents -----------------------------------------------------------
+
+    def take_snapshot(self) -> str:
+        """Freezes a copy of the next member in the oldest snapshot slot (see
+        :meth:`_fill`); returns the snapshot's league name."""
+        slot, member = self.snapshots.next()
+        self.trainer.save_checkpoint()
+        return self._fill(slot, member)
+
+    def _fill(self, slot: int, member: int) -> str:
+        """Makes ``slot`` a frozen copy of ``member`` as its latest checkpoint: registered as
+        a league player (``RUN/p2.g1@FRAMES``), the slot's weights made the member's and the
+        event stored (``sf-league lineage``)."""
+        from sf_league.players import parse_player
+
+        trainer = self.trainer
+        generation = self.generations[member]
+        name = f"{member_name(self.run_dir, member, generation)}@{trainer.frames}"
+        latest = self.members[member].checkpoints.latest()
+        self.store.add_players([parse_player(f"{name}={latest}", self.settings["map"]).record()])
+        policy = self.snapshots.policy(slot)
+        trainer.copy_policy(member, policy)
+        self.snapshots.fill(slot, name)
+        event = PBTEvent(self.run_key, trainer.frames, policy, generation, SNAPSHOT, member, {})
+        self.store.record_pbt_event(event)
+        log.info("snapshot %s now plays as policy %d", name, policy)
+        return name
+
     # -- gauntlets ---------------------------------------------------------------------
 
     def gauntlet(self) -> None:
@@ -318,7 +437,7 @@ class PopulationTrainer:
             workers=self.cfg.gauntlet_workers,
         )
         opponents = [parse_player(text, config.map_name) for text in self.cfg.gauntlet_players]
-        for member in trainer.members:
+        for member in self.members:
             latest = member.checkpoints.latest()
             name = snapshot_name(self.run_dir, member.index, trainer.frames)
             player = parse_player(f"{name}={latest}", config.map_name)
@@ -336,6 +455,8 @@ class PopulationTrainer:
         self._record_matches()
         trainer = self.trainer
         for s in trainer.take_stats():
+            if s.policy >= len(self.members):
+                continue  # a snapshot slot
             self._policy_frames[s.policy] += s.frames
             self._returns[s.policy] = s.mean_return
             if s.mean_objective is not None:
@@ -346,6 +467,10 @@ class PopulationTrainer:
             self.pbt_step()
             interval = self.cfg.pbt.interval
             self._next_pbt = (min(self._member_frames()) // interval + 1) * interval
+        if self._next_snapshot is not None and trainer.frames >= self._next_snapshot:
+            self.take_snapshot()
+            interval = self.cfg.snapshots.interval
+            self._next_snapshot = (trainer.frames // interval + 1) * interval
         if self._next_gauntlet is not None and trainer.frames >= self._next_gauntlet:
             self.gauntlet()
             every = self.cfg.gauntlet_every
@@ -361,7 +486,7 @@ class PopulationTrainer:
     def view(self, seconds: float = 0.0) -> list[MemberView]:
         """Every member's line of the live view (``seconds`` since the previous one, for the
         frame rates)."""
-        members = self.trainer.members
+        members = self.members
         return [
             MemberView(
                 policy=m.index,
@@ -414,6 +539,45 @@ class PopulationTrainer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def saved_layout(run_dir: str | Path) -> tuple[int, int] | None:
+    """``(members, snapshot slots)`` of the population run in ``run_dir``; None if none was
+    started there (or it predates snapshot slots). Its trainer's ``num_policies`` is their
+    sum."""
+    path = Path(run_dir) / LAYOUT
+    if not path.exists():
+        return None
+    saved = json.loads(path.read_text())
+    return int(saved["members"]), int(saved["snapshots"])
+
+
+def _layout(
+    run_dir: Path, members: int, snapshots: SnapshotConfig, resume: bool
+) -> tuple[int, int]:
+    """``(members, snapshot slots)`` of the run: a resumed run keeps the slots it was started
+    with."""
+    from sf_train.config import ConfigError
+
+    saved = saved_layout(run_dir) if resume else None
+    if saved is None:
+        return members, snapshots.count or 0
+    slots = saved[1]
+    if snapshots.count is not None and snapshots.count != slots:
+        raise ConfigError(
+            [
+                f"--snapshots {snapshots.count}: this run was started with {slots}; resume "
+                "it without --snapshots (or with the same count), or train a new --run-dir"
+            ]
+        )
+    return members, slots
+
+
+def _snapshot_player(run_dir: Path, event: PBTEvent) -> str:
+    """The league name of the snapshot a :data:`SNAPSHOT` event took."""
+    if event.parent is None:
+        raise LeagueStoreError(f"snapshot event of policy {event.policy} names no member")
+    return f"{member_name(run_dir, event.parent, event.generation)}@{event.frames}"
 
 
 def _in_main_thread() -> bool:

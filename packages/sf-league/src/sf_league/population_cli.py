@@ -19,9 +19,15 @@ from rich.table import Table
 
 from sf_envs.terminal import log_handler
 from sf_league.pbt import BOUNDS, PBTConfig
-from sf_league.population import MemberView, PopulationConfig, PopulationTrainer
+from sf_league.population import (
+    MemberView,
+    PopulationConfig,
+    PopulationTrainer,
+    saved_layout,
+)
 from sf_league.ray_runners import ray_session
 from sf_league.shards import ShardConfig, ShardedTrainer
+from sf_league.snapshots import SnapshotConfig
 from sf_league.store import LeagueStore
 
 __all__ = [
@@ -121,6 +127,32 @@ def _train_parser(parser: argparse.ArgumentParser, defaults: Any) -> None:
     gauntlet.add_argument("--gauntlet-players", nargs="+", default=["random", "noop", "bot:1"])
     gauntlet.add_argument("--gauntlet-games", type=int, default=2, help="games per opponent")
     gauntlet.add_argument("--gauntlet-workers", type=int, help="runner processes")
+    snapshots = SnapshotConfig()
+    opponents = parser.add_argument_group("snapshot opponents (frozen past members)")
+    opponents.add_argument(
+        "--snapshots",
+        type=int,
+        help="frozen copies of past members kept as opponents (default 0: members only meet "
+        "each other; a resumed run keeps its count)",
+    )
+    opponents.add_argument(
+        "--snapshot-interval",
+        type=int,
+        help=f"env frames between two snapshots (default {snapshots.interval:,}); with --ray, "
+        f"between two draws of each shard's guests (default {ShardConfig.snapshot_interval:,})",
+    )
+    opponents.add_argument(
+        "--snapshot-share",
+        type=float,
+        default=snapshots.share,
+        help="chance that a member's opponent is a snapshot",
+    )
+    opponents.add_argument(
+        "--pfsp",
+        action="store_true",
+        help="draw snapshots by prioritized fictitious self-play, (1 - win rate)^2, instead of "
+        "uniformly",
+    )
     split = ShardConfig()
     ray = parser.add_argument_group("on a Ray cluster (needs sf-league[ray])")
     ray.add_argument(
@@ -134,12 +166,6 @@ def _train_parser(parser: argparse.ArgumentParser, defaults: Any) -> None:
     ray.add_argument("--shards", type=int, default=split.shards, help="shards (Ray actors)")
     ray.add_argument(
         "--guests", type=int, help="snapshot opponents per shard (default: its member count)"
-    )
-    ray.add_argument(
-        "--snapshot-interval",
-        type=int,
-        default=split.snapshot_interval,
-        help="env frames between two draws of the snapshot opponents",
     )
     ray.add_argument(
         "--shard-cpus", type=float, help="CPUs a shard declares (default: its env workers)"
@@ -175,13 +201,20 @@ def add_lineage_parser(sub: Any) -> None:
 
 def run_train(argv: list[str], console: Console) -> int:
     """``sf-league train``: parses its own arguments (the defaults depend on ``--resume``)."""
+    from sf_train.config import ConfigError
     from sf_train.config_cli import config_from_args
     from sf_train.run_folder import load_run_config
 
     probe = argparse.ArgumentParser(add_help=False)
     _train_parser(probe, population_defaults())
     pre = probe.parse_known_args(argv)[0]
-    defaults = load_run_config(vars(pre)["run.run_dir"]) if pre.resume else population_defaults()
+    defaults = population_defaults()
+    if pre.resume:
+        run_dir = vars(pre)["run.run_dir"]
+        defaults = load_run_config(run_dir)
+        layout = saved_layout(run_dir)
+        if layout is not None:  # the saved trainer's policies count the snapshot slots too
+            defaults.algo.num_policies = layout[0]
     parser = argparse.ArgumentParser(prog="sf-league train")
     _train_parser(parser, defaults)
     args = parser.parse_args(argv)
@@ -204,12 +237,26 @@ def run_train(argv: list[str], console: Console) -> int:
         gauntlet_players=tuple(args.gauntlet_players),
         gauntlet_games=args.gauntlet_games,
         gauntlet_workers=args.gauntlet_workers,
+        snapshots=SnapshotConfig(
+            count=args.snapshots,
+            share=args.snapshot_share,
+            pfsp=args.pfsp,
+            **({} if args.snapshot_interval is None else {"interval": args.snapshot_interval}),
+        ),
     )
     logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=[log_handler(console)])
     session: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     make_trainer = None
     if args.ray is not None:
-        split = ShardConfig(args.shards, args.guests, args.snapshot_interval, args.shard_cpus)
+        if args.snapshots:
+            raise ConfigError(
+                [
+                    f"--snapshots {args.snapshots} with --ray: on a cluster each shard's "
+                    "--guests are its snapshot opponents; leave out --snapshots"
+                ]
+            )
+        interval = args.snapshot_interval or ShardConfig.snapshot_interval
+        split = ShardConfig(args.shards, args.guests, interval, args.shard_cpus)
         session = ray_session(args.ray or None)
 
         def make_trainer(train: Any, resume: bool, on_progress: Any) -> ShardedTrainer:
@@ -229,7 +276,7 @@ def run_train(argv: list[str], console: Console) -> int:
     run_dir = cfg.train.run.run_dir
     console.print(
         f"[green]done[/]: {result.frames:,} frames at {result.fps:,.0f} frames/s; members in "
-        f"{run_dir}/p0..p{len(result.returns) - 1}, league {cfg.db}. Continue with: sf-league "
+        f"{run_dir}/p0..p{len(pop.members) - 1}, league {cfg.db}. Continue with: sf-league "
         f"train --run-dir {run_dir} --db {cfg.db} --frames N --resume",
         soft_wrap=True,
     )

@@ -38,6 +38,7 @@ __all__ = [
     "save_config",
     "shaping_weights",
     "validate",
+    "write_atomic",
 ]
 
 
@@ -495,16 +496,20 @@ def config_from_dict(data: dict[str, Any]) -> Config:
 
 
 def save_config(cfg: Config, path: str | os.PathLike[str]) -> None:
-    """Writes the config as JSON atomically (temp file + rename), so a crash never leaves a
-    half-written config.json behind."""
+    """Writes the config as JSON atomically (see :func:`write_atomic`)."""
+    write_atomic(path, json.dumps(config_to_dict(cfg), indent=2, allow_nan=True) + "\n")
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Writes ``text`` to ``path`` through a temp file and a rename, so a crash never leaves a
+    half-written file behind (the old one stays until the new one is complete)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(config_to_dict(cfg), indent=2, allow_nan=True) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a config is for everyone to read
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; these files are for everyone to read
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
