@@ -9,8 +9,9 @@ Modules, one concept each:
 - :mod:`sf_train.acting`: the one acting loop (observations -> model -> actions, memories
   reset where episodes end) that training, evaluation, videos and league games share.
 - :mod:`sf_train.buffer`, :mod:`sf_train.sampler`, :mod:`sf_train.learner`: sampling through
-  the engine's async ``send``/``recv`` face and the APPO learner step; :mod:`sf_train.shaping`,
-  the sampler's per-policy reward shaping over game-variable changes.
+  the engine's async ``send``/``recv`` face and the APPO learner step; :mod:`sf_train.columns`,
+  which batch, column and step each env writes its trajectory into (and how faults free them);
+  :mod:`sf_train.shaping`, the sampler's per-policy reward shaping over game-variable changes.
 - :mod:`sf_train.envs`: the one place that makes envs from the config (any gymnasium id with
   a vector entry point: the sf-envs Doom ids, or ``MODULE:ID`` for one MODULE registers).
 - :mod:`sf_train.trainer`: the training loop, asynchronous (learner thread) or synchronous;

@@ -4,52 +4,34 @@ Every ``recv()`` gives a batch of ready envs; one batched forward pass picks all
 and ``send()`` returns them at once, so with ``batch_size < num_envs`` half of the envs step
 while the policy thinks about the other half.
 
-Trajectories are assigned to buffer columns first-come first-served: an env that finishes its
-``T`` steps takes the next free column, in the oldest batch that still has one. A batch is
-handed out when all of its ``B`` columns are complete, so envs of uneven speed never stall
-each other and every batch holds exactly ``B`` whole trajectories.
+Each learning env writes its trajectory into a column of one of its policy's batches, and a
+batch is handed out when all of its ``B`` columns hold whole trajectories;
+:class:`~sf_train.columns.Columns` decides which column and step each env writes (first-come
+first-served, so that envs of uneven speed never stall each other) and how faults and policy
+changes free columns.
 
 Faults (a vector worker killed or hung, an engine lost under it) are handled by dropping, never
-by patching, the trajectories they touch:
-
-- The engine restarts a failed worker and reports its envs' next results with
-  ``info["worker_restarted"]``: reward 0, ``truncated``, a new episode's first observation, and
-  a ``final_obs`` that no game produced. Those envs' unfinished trajectories are dropped (their
-  columns become *holes* that the next env needing a column fills from step 0), they start a new
-  trajectory at the new observation with their recurrent state reset, and the cut episode counts
-  neither in the returns nor as a time limit to bootstrap.
-- Until then, and while a replacement starts (a second or two), the failed worker's envs are
-  silent, and the oldest batch waits for their columns while the learner has nothing to train
-  on. The engine declares a hung worker dead only after its ``step_timeout_s`` (a minute by
-  default, so that a slow but healthy game is not killed), so waiting is no option: an env not
-  heard from for :data:`STUCK_ROUNDS` rounds of ``recv()`` is *stuck*, and the next env that
-  needs a column takes over the column it writes in the oldest batch (the stuck env's
-  trajectory is dropped, the column rewritten from step 0), so that batch completes ``T``
-  steps later. Healthy envs answer every round, so they never take columns from each other;
-  in a run without faults no env is stuck and nothing is dropped.
-- A stuck env that answers again (or its replacement) takes the next free column. If the
-  healthy envs have filled every buffer meanwhile, an env without a column keeps acting (its
-  recurrent state stays in step) but records nothing until a column is free.
+by patching, the trajectories they touch. The engine restarts a failed worker and reports its
+envs' next results with ``info["worker_restarted"]``: reward 0, ``truncated``, a new episode's
+first observation, and a ``final_obs`` that no game produced. Those envs' unfinished
+trajectories are dropped, they start a new trajectory at the new observation with their
+recurrent state reset, and the cut episode counts neither in the returns nor as a time limit to
+bootstrap. Until then the failed worker's envs are silent, and their columns go to other envs
+once they count as stuck (:data:`~sf_train.columns.STUCK_ROUNDS`). An env without a column
+keeps acting (its recurrent state stays in step) but records nothing.
 
 Several policies (a population) share one vector env. Each policy has its own runner (recurrent
 states), its own ring of batches and its own trajectories; every row of the vector env is
 acted by one policy at a time, and a game's rows are given their policies by a
 :data:`Pairing` at each episode start. A row that changes policy closes its column at the
-episode's end: the rest of the column is padding that the learner ignores
-(``TrajectoryBuffer.valid``), so the batch completes without waiting. On a duel of 1,000-step
-episodes and ``T = 32`` that pads about 1.5% of the learner's work and wastes no env step.
-(Handing the rest of the column to the next row that starts an episode with that policy wastes
-nothing, but on long episodes such columns wait so long that every buffer fills: a quarter of
-the steps went unrecorded in a measurement with 300-step episodes.)
+episode's end, padding the rest (see :mod:`sf_train.columns`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections import deque
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,6 +39,7 @@ import torch
 
 from sf_train.acting import ObsBatch, PolicyRunner
 from sf_train.buffer import TrajectoryBuffer
+from sf_train.columns import Columns
 from sf_train.model import ActorCritic
 from sf_train.rollout import (
     AsyncVectorEnv,
@@ -80,32 +63,6 @@ __all__ = [
     "StatefulEnv",
     "UniformPairing",
 ]
-
-
-STUCK_ROUNDS = 8
-"""An env not heard from for this many rounds of ``recv()`` (a round: ``num_envs / batch_size``
-calls, in which every healthy env answers once) counts as stuck, and the oldest batch's column
-it writes goes to another env. Rounds, not seconds, so that a pause of the whole sampler (a
-checkpoint's evaluation) makes no env stuck; 8 leaves room for healthy envs of uneven speed,
-and at thousands of steps per second it is still a fraction of a second."""
-
-
-@dataclass
-class _Slot:
-    """A batch being filled: how many columns are handed to envs and how many are complete.
-
-    Attributes:
-        owners: The env that writes or wrote each column (-1: none yet, or dropped).
-        writing: Whether each column's trajectory is being written (assigned, not complete).
-        holes: Columns (below ``assigned``) whose trajectories were dropped, to hand out again.
-    """
-
-    buffer: TrajectoryBuffer
-    owners: np.ndarray
-    writing: np.ndarray
-    assigned: int = 0
-    complete: int = 0
-    holes: list[int] = field(default_factory=list)
 
 
 def _copy(obs: Any) -> Any:
@@ -157,6 +114,7 @@ class Sampler:
         stacked: With several policies, acts for all of them in one batched pass (over the
             runners' models and memories); None with one.
         opponent: Acts for ``opponent_envs`` with a frozen copy of ``model``; None without.
+        columns: Which batch, column and step each learning env writes into.
     """
 
     def __init__(
@@ -189,10 +147,9 @@ class Sampler:
             self._is_opponent[np.asarray(opponent_envs)] = True
             frozen = copy.deepcopy(models[0]).eval().requires_grad_(False)
             self.opponent = PolicyRunner(frozen, n, device, generator)
-        self.T, self.B = T, B
         first = models[0]
-        self._free = [
-            deque(
+        buffers = [
+            [
                 TrajectoryBuffer(
                     T,
                     B,
@@ -202,15 +159,10 @@ class Sampler:
                     policy=policy,
                 )
                 for _ in range(num_buffers)
-            )
+            ]
             for policy, m in enumerate(models)
         ]
-        self._filling: list[list[_Slot]] = [[] for _ in models]
-        # Where each env writes: its slot (by object), column and step; None before its start
-        # and while it has no column (after a fault).
-        self._slot: list[_Slot | None] = [None] * n
-        self._col = np.zeros(n, dtype=np.int64)
-        self._t = np.zeros(n, dtype=np.int64)
+        self.columns = Columns(buffers, n, recvs_per_round=-(-n // venv.batch_size))
         # Who plays each row now, and who takes it over at its next episode start (-1: same).
         self._agents = agents_per_game
         self.pairing: Pairing = pairing or UniformPairing(len(models))
@@ -227,12 +179,6 @@ class Sampler:
         self._episode_versions: list[np.ndarray] = []
         self._episode_shaping: list[np.ndarray] = []
         self._variables: list[np.ndarray] = []
-        self._steps = np.zeros(len(models), dtype=np.int64)
-        self._dropped = 0
-        # The recv() count when each env last answered, to tell stuck envs (module docstring).
-        self._recvs = 0
-        self._heard = np.zeros(n, dtype=np.int64)
-        self._stuck_after = STUCK_ROUNDS * -(-n // venv.batch_size)
 
     @property
     def runner(self) -> PolicyRunner:
@@ -265,7 +211,7 @@ class Sampler:
 
     def release(self, buffer: TrajectoryBuffer) -> None:
         """Returns a batch handed out by :meth:`collect`, once the learner is done with it."""
-        self._free[buffer.policy].append(buffer)
+        self.columns.release(buffer)
 
     def set_opponent(self, state_dict: dict[str, Any]) -> None:
         """Loads weights (a state dict of ``model``) into the opponent, between collects. Its
@@ -289,109 +235,6 @@ class Sampler:
             )
         return seats
 
-    def _assign(self, env_id: int) -> None:
-        """Gives ``env_id`` a column of its policy to write its next trajectory into, or none
-        (it records nothing for now) when every batch is taken by envs that answer."""
-        policy = int(self._policy[env_id])
-        found = self._free_column(policy)
-        if found is None:
-            self._slot[env_id] = None
-            return
-        slot, col = found
-        self._slot[env_id] = slot
-        self._col[env_id] = col
-        self._t[env_id] = 0
-        slot.owners[col] = env_id
-        slot.writing[col] = True
-        slot.buffer.valid[:, col] = True
-
-    def _free_column(self, policy: int) -> tuple[_Slot, int] | None:
-        """In order: a hole; a stuck env's column in the oldest batch (which the learner is
-        waiting for); the next column of the oldest batch that has one; a fresh buffer."""
-        filling = self._filling[policy]
-        for slot in filling:
-            if slot.holes:
-                return slot, slot.holes.pop()
-        if filling:
-            stuck = self._stuck_column(filling[0])
-            if stuck is not None:
-                return stuck
-        for slot in filling:
-            if slot.assigned < self.B:
-                slot.assigned += 1
-                return slot, slot.assigned - 1
-        free = self._free[policy]
-        if free:
-            slot = _Slot(free.popleft(), np.full(self.B, -1, np.int64), np.zeros(self.B, bool))
-            filling.append(slot)
-            slot.assigned = 1
-            return slot, 0
-        if not filling:
-            raise RuntimeError(
-                "every trajectory buffer is in use: release() each rollout's buffer after "
-                "training on it, or raise num_buffers"
-            )
-        return None
-
-    def _stuck_column(self, slot: _Slot) -> tuple[_Slot, int] | None:
-        """Frees the column of ``slot`` whose env has been silent longest, if that env is stuck
-        (silent for more than STUCK_ROUNDS rounds of recv() calls); drops its trajectory."""
-        cols = np.flatnonzero(slot.writing)
-        if not len(cols):
-            return None
-        silent = self._recvs - self._heard[slot.owners[cols]]
-        i = int(np.argmax(silent))
-        if silent[i] <= self._stuck_after:
-            return None
-        self._drop(slot.owners[cols[i : i + 1]])
-        return slot, slot.holes.pop()
-
-    def _drop(self, env_ids: np.ndarray) -> None:
-        """Discards the unfinished trajectories of ``env_ids`` (their columns become holes);
-        they record nothing until :meth:`_assign` gives them a column again."""
-        for e in env_ids.tolist():
-            slot = self._slot[e]
-            if slot is None:
-                continue
-            col = int(self._col[e])
-            slot.holes.append(col)
-            slot.owners[col] = -1
-            slot.writing[col] = False
-            # Steps 0..t hold actions (step t's is in flight or was lost), all counted.
-            lost = int(self._t[e]) + 1
-            self._steps[slot.buffer.policy] -= lost
-            self._dropped += lost
-            self._slot[e] = None
-
-    def _leave(self, env_id: int) -> None:
-        """``env_id`` ended an episode and changes policy: its column is complete, the steps
-        after the episode's end padding (invalid, ``done``: nothing flows back into the real
-        steps)."""
-        slot = self._slot[env_id]
-        if slot is None:
-            return
-        col, t = int(self._col[env_id]), int(self._t[env_id])
-        if t < self.T:
-            buffer = slot.buffer
-            buffer.valid[t:, col] = False
-            buffer.dones[t:, col] = True
-            buffer.rewards[t:, col] = 0.0
-            buffer.truncation_values[t:, col] = 0.0
-            buffer.policy_versions[t:, col] = buffer.policy_versions[t - 1, col]
-            slot.writing[col] = False
-            slot.complete += 1
-        self._slot[env_id] = None
-
-    def _by_slot(self, env_ids: np.ndarray, rows: np.ndarray) -> list[tuple[_Slot, np.ndarray]]:
-        """Groups recv() rows by the batch their env writes into (vectorised writes per group);
-        rows of envs without a column are left out."""
-        groups: dict[int, tuple[_Slot, list[int]]] = {}
-        for r in rows:
-            slot = self._slot[env_ids[r]]
-            if slot is not None:
-                groups.setdefault(id(slot), (slot, []))[1].append(int(r))
-        return [(slot, np.array(rs)) for slot, rs in groups.values()]
-
     def _by_policy(self, env_ids: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """Groups recv() rows by the policy acting for their env."""
         if self.num_policies == 1:
@@ -411,19 +254,18 @@ class Sampler:
         """Stores the results of the envs' previous actions and their new observations
         (``learning``: which recv() rows are not the opponent's), then hands the games whose
         episodes ended to their next players."""
-        started = np.array([self._slot[e] is not None for e in env_ids], dtype=bool)
-        for slot, rows in self._by_slot(env_ids, np.flatnonzero(started)):
+        columns = self.columns
+        for slot, rows in columns.by_slot(env_ids, np.arange(len(env_ids))):
             e = env_ids[rows]
-            t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
+            t, c = torch.from_numpy(columns.t[e]), torch.from_numpy(columns.col[e])
             slot.buffer.rewards[t, c] = torch.from_numpy(np.asarray(reward, np.float32)[rows])
             slot.buffer.dones[t, c] = torch.from_numpy(done[rows])
             slot.buffer.truncation_values[t, c] = torch.from_numpy(truncation_values[rows])
-            self._t[e] += 1
-            full = rows[self._t[e] == self.T]
+            full = rows[columns.advance(slot, e)]
             if len(full):
-                slot.complete += len(full)
-                slot.writing[self._col[env_ids[full]]] = False
-                _write_obs(slot.buffer, self._t[env_ids[full]], self._col[env_ids[full]], obs, full)
+                _write_obs(
+                    slot.buffer, columns.t[env_ids[full]], columns.col[env_ids[full]], obs, full
+                )
         if done.any():
             ended = env_ids[done]
             for runner in self.runners:
@@ -431,9 +273,7 @@ class Sampler:
             if self.opponent is not None:
                 self.opponent.reset(ended)
             self._pair_next(ended)
-        for e in env_ids[learning].tolist():
-            if self._slot[e] is None or self._t[e] == self.T:
-                self._assign(e)
+        columns.refill(env_ids[learning], self._policy)
         self._write_current(obs, env_ids, np.flatnonzero(learning))
 
     def _pair_next(self, ended: np.ndarray) -> None:
@@ -450,18 +290,19 @@ class Sampler:
                 continue
             self._next_policy[e] = -1
             if policy != self._policy[e]:
-                self._leave(e)
+                self.columns.leave(e)
                 self._policy[e] = policy
 
     def _write_current(self, obs: Any, env_ids: np.ndarray, rows: np.ndarray) -> None:
         """Writes the current observations of recv() rows ``rows`` (and, at a trajectory
         start, the recurrent state)."""
-        for slot, sub in self._by_slot(env_ids, rows):
+        columns = self.columns
+        for slot, sub in columns.by_slot(env_ids, rows):
             e = env_ids[sub]
-            _write_obs(slot.buffer, self._t[e], self._col[e], obs, sub)
-            first = e[self._t[e] == 0]
+            _write_obs(slot.buffer, columns.t[e], columns.col[e], obs, sub)
+            first = e[columns.t[e] == 0]
             if len(first):
-                cols = torch.from_numpy(self._col[first])
+                cols = torch.from_numpy(columns.col[first])
                 runner = self.runners[int(self._policy[first[0]])]  # one slot, one policy
                 memory = runner.rnn_state[torch.from_numpy(first)]
                 slot.buffer.rnn_state[cols] = memory.cpu()
@@ -534,13 +375,14 @@ class Sampler:
                 decision = self.stacked.decide(_rows(obs, learning_rows), ids, self._policy[ids])
         sampled, log_probs, values = (x.cpu() for x in decision)
         actions[torch.from_numpy(learning_rows)] = sampled
+        columns = self.columns
         for policy, rows in self._by_policy(env_ids, learning_rows):
             policy_version = versions[policy]
             self._version[env_ids[rows]] = policy_version
             written = 0
-            for slot, sub in self._by_slot(env_ids, rows):
+            for slot, sub in columns.by_slot(env_ids, rows):
                 e = env_ids[sub]
-                t, c = torch.from_numpy(self._t[e]), torch.from_numpy(self._col[e])
+                t, c = torch.from_numpy(columns.t[e]), torch.from_numpy(columns.col[e])
                 # Positions of these recv() rows among the learning rows just computed.
                 r = torch.from_numpy(np.searchsorted(learning_rows, sub))
                 slot.buffer.actions[t, c] = sampled[r]
@@ -548,15 +390,7 @@ class Sampler:
                 slot.buffer.values[t, c] = values[r]
                 slot.buffer.policy_versions[t, c] = policy_version
                 written += len(sub)
-            self._steps[policy] += written
-            self._dropped += len(rows) - written  # rows without a column (after a fault)
-
-    def _complete(self) -> int | None:
-        """A policy whose oldest batch is complete, if any."""
-        for policy, filling in enumerate(self._filling):
-            if filling and filling[0].complete == self.B:
-                return policy
-        return None
+            columns.count(policy, len(rows), written)
 
     def collect(self, policy_version: int | PolicySource | Sequence[int | PolicySource]) -> Rollout:
         """Steps the envs until the oldest batch of some policy is complete and returns it.
@@ -578,15 +412,14 @@ class Sampler:
             raise ValueError(
                 f"collect() got {len(sources)} policy versions for {self.num_policies} policies"
             )
-        ready = self._complete()
+        ready = self.columns.ready()
         if ready is None and self._parked is not None:
             self._act(*self._parked, sources)
             self._parked = None
         while ready is None:
             obs, reward, terminated, truncated, info = self.venv.recv()
             env_ids = np.asarray(info["env_id"]).astype(np.int64)
-            self._recvs += 1
-            self._heard[env_ids] = self._recvs
+            self.columns.answered(env_ids)
             done = np.logical_or(terminated, truncated)
             learning = ~self._is_opponent[env_ids]
             # Rows whose results a game produced: not those of a failed worker's replacement,
@@ -594,7 +427,7 @@ class Sampler:
             real = learning
             if "worker_restarted" in info:
                 restarted = np.asarray(info["worker_restarted"], dtype=bool)
-                self._drop(env_ids[restarted & learning])
+                self.columns.drop(env_ids[restarted & learning])
                 real = learning & ~restarted
             fresh = ~self._started[env_ids]
             self._started[env_ids] = True
@@ -625,30 +458,29 @@ class Sampler:
                 terminated, truncated, info, env_ids, real, sources
             )
             self._record(obs, reward, done, cut_values, env_ids, learning)
-            ready = self._complete()
+            ready = self.columns.ready()
             if ready is not None:
                 self._parked = (_copy(obs), env_ids.copy())
                 break
             self._act(obs, env_ids, sources)
-        slot = self._filling[ready].pop(0)
+        steps, dropped = self.columns.counts()
         rollout = Rollout(
-            slot.buffer,
+            self.columns.take(ready),
             np.concatenate(self._returns) if self._returns else np.zeros(0),
             np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64),
             np.concatenate(self._episode_envs) if self._episode_envs else np.zeros(0, np.int64),
-            int(self._steps.sum()),
+            int(steps.sum()),
             np.concatenate(self._variables) if self._variables else None,
-            self._dropped,
+            dropped,
             policy=ready,
             episode_policies=_joined(self._episode_policies, np.int64),
             episode_versions=_joined(self._episode_versions, np.int64),
             episode_shaping=_joined(self._episode_shaping, np.float64),
-            policy_steps=self._steps.copy(),
+            policy_steps=steps,
         )
         self._returns, self._lengths, self._episode_envs = [], [], []
         self._episode_policies, self._episode_versions, self._episode_shaping = [], [], []
-        self._variables, self._dropped = [], 0
-        self._steps[:] = 0
+        self._variables = []
         return rollout
 
     def state_dict(self) -> dict[str, Any]:
@@ -676,14 +508,14 @@ class Sampler:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restores :meth:`state_dict` into a sampler that has not started; call it instead of
         :meth:`start`, after restoring the env's state."""
-        if any(s is not None for s in self._slot):
+        if not self.columns.untouched:
             raise RuntimeError("load_state_dict() needs a fresh sampler: do not start() it first")
         obs, env_ids = state["obs"], np.asarray(state["env_ids"], dtype=np.int64)
         self.runner.rnn_state.copy_(torch.as_tensor(state["rnn_state"]))
         self._started[env_ids] = True
-        for e in env_ids[~self._is_opponent[env_ids]]:
-            self._assign(int(e))
-        self._write_current(obs, env_ids, np.flatnonzero(~self._is_opponent[env_ids]))
+        learning = ~self._is_opponent[env_ids]
+        self.columns.refill(env_ids[learning], self._policy)
+        self._write_current(obs, env_ids, np.flatnonzero(learning))
         self._parked = (obs, env_ids)
 
 
