@@ -26,7 +26,6 @@ games: the league file is the population's memory besides the checkpoints.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import signal
 import time
@@ -39,7 +38,14 @@ from typing import Any
 import numpy as np
 
 from sf_league.pbt import PBTConfig, explore, mutate_shaping, select_exploits
-from sf_league.snapshots import SnapshotConfig, SnapshotPairing, Snapshots
+from sf_league.snapshots import (
+    SNAPSHOT,
+    SnapshotConfig,
+    SnapshotPairing,
+    Snapshots,
+    run_layout,
+    write_layout,
+)
 from sf_league.store import (
     GameRecord,
     LeagueStore,
@@ -54,21 +60,12 @@ __all__ = [
     "PopulationConfig",
     "PopulationTrainer",
     "member_name",
-    "saved_layout",
 ]
 
 log = logging.getLogger(__name__)
 
 TRAINING = "training"
 """The stored scenario of training matches: rated apart from evaluation games."""
-
-LAYOUT = "population.json"
-"""In the run folder: how many of the trainer's policies are members and how many snapshot
-slots, which a resumed run reads back."""
-
-SNAPSHOT = "snapshot"
-"""The kind of a stored event that filled a snapshot slot (its policy) with a member (its
-parent) in the member's generation at the event's frames."""
 
 
 def member_name(run_dir: str | Path, policy: int, generation: int) -> str:
@@ -147,7 +144,7 @@ class PopulationTrainer:
         make_trainer: Callable[..., Any] | None = None,
     ) -> None:
         from sf_envs.match.scenarios import MatchConfig
-        from sf_train.config import ConfigError, shaping_weights, write_atomic
+        from sf_train.config import ConfigError, shaping_weights
         from sf_train.envs import env_spec
         from sf_train.trainer import Trainer
 
@@ -178,7 +175,7 @@ class PopulationTrainer:
         self._rng = np.random.default_rng(cfg.pbt.seed)
         self._session = f"{time.time():.6f}"
         self._recorded = 0  # training games stored this session: their keys
-        count, slots = _layout(self.run_dir, train_cfg.algo.num_policies, cfg.snapshots, resume)
+        count, slots = run_layout(self.run_dir, train_cfg.algo.num_policies, cfg.snapshots, resume)
         envs = train_cfg.env.num_envs
         if slots and envs % (count + slots):
             raise ConfigError(
@@ -199,7 +196,7 @@ class PopulationTrainer:
             raise
         #: The live members (the trainer's first policies; the snapshot slots follow).
         self.members = self.trainer.members[:count]
-        write_atomic(self.run_dir / LAYOUT, json.dumps({"members": count, "snapshots": slots}))
+        write_layout(self.run_dir, count, slots)
         self.generations = [0] * count
         for event in self.store.pbt_events(self.run_key):
             if event.kind == SNAPSHOT:
@@ -539,38 +536,6 @@ class PopulationTrainer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def saved_layout(run_dir: str | Path) -> tuple[int, int] | None:
-    """``(members, snapshot slots)`` of the population run in ``run_dir``; None if none was
-    started there (or it predates snapshot slots). Its trainer's ``num_policies`` is their
-    sum."""
-    path = Path(run_dir) / LAYOUT
-    if not path.exists():
-        return None
-    saved = json.loads(path.read_text())
-    return int(saved["members"]), int(saved["snapshots"])
-
-
-def _layout(
-    run_dir: Path, members: int, snapshots: SnapshotConfig, resume: bool
-) -> tuple[int, int]:
-    """``(members, snapshot slots)`` of the run: a resumed run keeps the slots it was started
-    with."""
-    from sf_train.config import ConfigError
-
-    saved = saved_layout(run_dir) if resume else None
-    if saved is None:
-        return members, snapshots.count or 0
-    slots = saved[1]
-    if snapshots.count is not None and snapshots.count != slots:
-        raise ConfigError(
-            [
-                f"--snapshots {snapshots.count}: this run was started with {slots}; resume "
-                "it without --snapshots (or with the same count), or train a new --run-dir"
-            ]
-        )
-    return members, slots
 
 
 def _snapshot_player(run_dir: Path, event: PBTEvent) -> str:

@@ -19,15 +19,10 @@ from rich.table import Table
 
 from sf_envs.terminal import log_handler
 from sf_league.pbt import BOUNDS, PBTConfig
-from sf_league.population import (
-    MemberView,
-    PopulationConfig,
-    PopulationTrainer,
-    saved_layout,
-)
+from sf_league.population import MemberView, PopulationConfig, PopulationTrainer
 from sf_league.ray_runners import ray_session
 from sf_league.shards import ShardConfig, ShardedTrainer
-from sf_league.snapshots import SnapshotConfig
+from sf_league.snapshots import SnapshotConfig, saved_layout
 from sf_league.store import LeagueStore
 
 __all__ = [
