@@ -151,16 +151,16 @@ class StackedRunner:
         P = len(self.runners)
         counts = np.bincount(policies, minlength=P)
         width = int(counts.max())
-        # Row i goes to slot (policies[i], rank of i among its policy's rows).
+        # Row i goes to place (policies[i], rank of i among its policy's rows).
         order = np.argsort(policies, kind="stable")
         rank = np.empty(len(policies), dtype=np.int64)
         rank[order] = np.arange(len(policies)) - np.repeat(np.cumsum(counts) - counts, counts)
-        slots = torch.from_numpy(policies * width + rank).to(device)
+        places = torch.from_numpy(policies * width + rank).to(device)
 
         def padded(x: np.ndarray) -> Tensor:
             out = torch.zeros((P * width, *x.shape[1:]), dtype=torch.from_numpy(x[:0]).dtype)
             out = out.to(device)
-            out[slots] = torch.as_tensor(np.ascontiguousarray(x)).to(device)
+            out[places] = torch.as_tensor(np.ascontiguousarray(x)).to(device)
             return out.view(P, width, *x.shape[1:])
 
         screen = padded(obs["screen"] if isinstance(obs, dict) else obs)
@@ -170,15 +170,15 @@ class StackedRunner:
         for p, runner in enumerate(self.runners):
             mine = policies == p
             if rnn_size and mine.any():
-                memory[slots[torch.from_numpy(mine)]] = runner.rnn_state[
+                memory[places[torch.from_numpy(mine)]] = runner.rnn_state[
                     torch.from_numpy(env_ids[mine]).to(device)
                 ]
         self._refresh()
         logits, values, memory = self._forward(screen, measurements, memory.view(P, width, -1))
-        logits = logits.reshape(P * width, -1)[slots]
-        values = values.reshape(P * width)[slots]
+        logits = logits.reshape(P * width, -1)[places]
+        values = values.reshape(P * width)[places]
         if rnn_size:
-            memory = memory.reshape(P * width, -1)[slots]
+            memory = memory.reshape(P * width, -1)[places]
             for p, runner in enumerate(self.runners):
                 mine = torch.from_numpy(policies == p)
                 runner.rnn_state[torch.from_numpy(env_ids).to(device)[mine]] = memory[mine]
