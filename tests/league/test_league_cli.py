@@ -34,9 +34,11 @@ def ranks(out: str) -> dict[str, int]:
     return {r["player"]: r["rank"] for r in only_group(out)["ratings"]}
 
 
-def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> None:
+def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path, capsys) -> None:
     db = tmp_path / "league.sqlite"
     players = ("--players", TOP, "noop", "random", LOW)
+    # The first tournament runs as a user runs it; the commands after it run in this process
+    # (the same main(), without the start-up of another Python with torch).
     first = sf_league("evaluate", *players, "--games", "2", "--db", str(db), "--json", *GAME)
     assert first.returncode == 0, first.stderr
     data = json.loads(first.stdout)
@@ -55,26 +57,27 @@ def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> No
         scenarios = dict(conn.execute("SELECT scenario, COUNT(*) FROM games GROUP BY scenario"))
     assert scenarios == {"duel": 2, "duel_bots": 8, "bot_game": 2}
     # The same command again plays nothing; a larger --games appends only the difference.
-    again = sf_league("evaluate", *players, "--games", "2", "--db", str(db), "--json", *GAME)
-    assert json.loads(again.stdout)["tournament"]["played"] == 0
-    more = sf_league(
-        "evaluate", "--players", TOP, "noop", "--games", "5", "--db", str(db), "--json", *GAME
-    )
-    tour = json.loads(more.stdout)["tournament"]
+    capsys.readouterr()
+    assert main(["evaluate", *players, "--games", "2", "--db", str(db), "--json", *GAME]) == 0
+    assert json.loads(capsys.readouterr().out)["tournament"]["played"] == 0
+    more = ["--players", TOP, "noop", "--games", "5", "--db", str(db), "--json", *GAME]
+    assert main(["evaluate", *more]) == 0
+    tour = json.loads(capsys.readouterr().out)["tournament"]
     assert (tour["already_stored"], tour["played"]) == (2, 3)
     # noop never fires: measured on multi_duel it loses or draws every game against the bots.
-    ratings = sf_league(
-        "ratings", "--db", str(db), "--json", "--anchor", TOP, "--anchor-value", "1000", check=True
-    )
-    result = only_group(ratings.stdout)
+    anchor = ["--anchor", TOP, "--anchor-value", "1000"]
+    assert main(["ratings", "--db", str(db), "--json", *anchor]) == 0
+    ratings = capsys.readouterr().out
+    result = only_group(ratings)
     assert result["games"] == 15
-    assert ranks(ratings.stdout)["noop"] > ranks(ratings.stdout)[TOP]
+    assert ranks(ratings)["noop"] > ranks(ratings)[TOP]
     anchored = {r["player"]: r["elo"] for r in result["ratings"]}
     assert anchored[TOP] == 1000.0
-    table = sf_league("ratings", "--db", str(db), check=True).stdout
+    assert main(["ratings", "--db", str(db)]) == 0
+    table = capsys.readouterr().out
     assert "W/D/L" in table and "Cross table" in table
     png = tmp_path / "ratings.png"
-    sf_league("plot", "--db", str(db), "--out", str(png), "--bootstrap", "50", check=True)
+    assert main(["plot", "--db", str(db), "--out", str(png), "--bootstrap", "50"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with sqlite3.connect(db) as conn:
         assert (
