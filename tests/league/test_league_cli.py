@@ -34,9 +34,11 @@ def ranks(out: str) -> dict[str, int]:
     return {r["player"]: r["rank"] for r in only_group(out)["ratings"]}
 
 
-def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> None:
+def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path, capsys) -> None:
     db = tmp_path / "league.sqlite"
     players = ("--players", TOP, "noop", "random", LOW)
+    # This first tournament runs as a user runs it; the other commands of this file call
+    # main() in this process (the same code, without the start-up of a Python with torch).
     first = sf_league("evaluate", *players, "--games", "2", "--db", str(db), "--json", *GAME)
     assert first.returncode == 0, first.stderr
     data = json.loads(first.stdout)
@@ -55,26 +57,27 @@ def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> No
         scenarios = dict(conn.execute("SELECT scenario, COUNT(*) FROM games GROUP BY scenario"))
     assert scenarios == {"duel": 2, "duel_bots": 8, "bot_game": 2}
     # The same command again plays nothing; a larger --games appends only the difference.
-    again = sf_league("evaluate", *players, "--games", "2", "--db", str(db), "--json", *GAME)
-    assert json.loads(again.stdout)["tournament"]["played"] == 0
-    more = sf_league(
-        "evaluate", "--players", TOP, "noop", "--games", "5", "--db", str(db), "--json", *GAME
-    )
-    tour = json.loads(more.stdout)["tournament"]
+    capsys.readouterr()
+    assert main(["evaluate", *players, "--games", "2", "--db", str(db), "--json", *GAME]) == 0
+    assert json.loads(capsys.readouterr().out)["tournament"]["played"] == 0
+    more = ["--players", TOP, "noop", "--games", "5", "--db", str(db), "--json", *GAME]
+    assert main(["evaluate", *more]) == 0
+    tour = json.loads(capsys.readouterr().out)["tournament"]
     assert (tour["already_stored"], tour["played"]) == (2, 3)
     # noop never fires: measured on multi_duel it loses or draws every game against the bots.
-    ratings = sf_league(
-        "ratings", "--db", str(db), "--json", "--anchor", TOP, "--anchor-value", "1000", check=True
-    )
-    result = only_group(ratings.stdout)
+    anchor = ["--anchor", TOP, "--anchor-value", "1000"]
+    assert main(["ratings", "--db", str(db), "--json", *anchor]) == 0
+    ratings = capsys.readouterr().out
+    result = only_group(ratings)
     assert result["games"] == 15
-    assert ranks(ratings.stdout)["noop"] > ranks(ratings.stdout)[TOP]
+    assert ranks(ratings)["noop"] > ranks(ratings)[TOP]
     anchored = {r["player"]: r["elo"] for r in result["ratings"]}
     assert anchored[TOP] == 1000.0
-    table = sf_league("ratings", "--db", str(db), check=True).stdout
+    assert main(["ratings", "--db", str(db)]) == 0
+    table = capsys.readouterr().out
     assert "W/D/L" in table and "Cross table" in table
     png = tmp_path / "ratings.png"
-    sf_league("plot", "--db", str(db), "--out", str(png), "--bootstrap", "50", check=True)
+    assert main(["plot", "--db", str(db), "--out", str(png), "--bootstrap", "50"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with sqlite3.connect(db) as conn:
         assert (
@@ -82,7 +85,7 @@ def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path) -> No
         )  # every table and plot is a stored fit
 
 
-def test_random_ranks_below_the_top_bot_in_free_for_all(tmp_path: Path) -> None:
+def test_random_ranks_below_the_top_bot_in_free_for_all(tmp_path: Path, capsys) -> None:
     """Where bots fight: cig_map02 free for all (the deathmatch_bots map).
 
     Measured here (packages/sf-league/README.md): in one-on-one games the bots barely meet a
@@ -94,48 +97,22 @@ def test_random_ranks_below_the_top_bot_in_free_for_all(tmp_path: Path) -> None:
     """
     top = f"bot:{max(bot_ladder('cig_map02'))}"
     field = [top, *(f"{name}={top}" for name in ("b", "c", "d"))]
-    out = sf_league(
-        "evaluate",
-        "--scenario",
-        "deathmatch_bots",
-        "--players",
-        "random",
-        *field,
-        "--games",
-        "12",
-        "--timelimit",
-        "1",
-        "--bootstrap",
-        "100",
-        "--db",
-        str(tmp_path / "ffa.sqlite"),
-        "--json",
-    )
-    assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
-    assert data["tournament"]["played"] == 12
-    assert ranks(out.stdout)["random"] > ranks(out.stdout)[top]
+    args = ["--scenario", "deathmatch_bots", "--players", "random", *field, "--games", "12"]
+    args += ["--timelimit", "1", "--bootstrap", "100", "--json"]
+    assert main(["evaluate", *args, "--db", str(tmp_path / "ffa.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out)["tournament"]["played"] == 12
+    assert ranks(out)["random"] > ranks(out)[top]
 
 
 def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path, capsys) -> None:
     # Trained by sf-train on the single-agent duel (a few hundred frames, tiny network).
     train_tiny(tmp_path / "duelist")
     db = tmp_path / "league.sqlite"
-    out = sf_league(
-        "evaluate",
-        "--players",
-        f"duelist={tmp_path / 'duelist'}",
-        TOP,
-        "noop",
-        "--games",
-        "2",
-        "--db",
-        str(db),
-        "--json",
-        *GAME,
-    )
-    assert out.returncode == 0, out.stderr
-    row = {r["player"]: r for r in only_group(out.stdout)["ratings"]}
+    duelist = f"duelist={tmp_path / 'duelist'}"
+    args = ["--players", duelist, TOP, "noop", "--games", "2", "--json", *GAME]
+    assert main(["evaluate", *args, "--db", str(db)]) == 0
+    row = {r["player"]: r for r in only_group(capsys.readouterr().out)["ratings"]}
     assert set(row) == {"duelist", TOP, "noop"} and row["duelist"]["games"] == 4
     with sqlite3.connect(db) as conn:
         (settings,) = conn.execute(
@@ -161,20 +138,12 @@ def test_a_checkpoint_with_sample_factory_controls_plays_with_them(tmp_path: Pat
     run = tmp_path / "heads"
     train_tiny(run, "sf/DoomDuelBots-v0", 256, "--env-options", "action_set=sample_factory")
     db = tmp_path / "league.sqlite"
-    out = sf_league(
-        "evaluate",
-        "--players",
-        f"heads={run}",
+    args = ["--players", f"heads={run}", "random", "--games", "1", "--json", *GAME]
+    assert main(["evaluate", *args, "--db", str(db)]) == 0
+    assert {r["player"] for r in only_group(capsys.readouterr().out)["ratings"]} == {
+        "heads",
         "random",
-        "--games",
-        "1",
-        "--db",
-        str(db),
-        "--json",
-        *GAME,
-    )
-    assert out.returncode == 0, out.stderr
-    assert {r["player"] for r in only_group(out.stdout)["ratings"]} == {"heads", "random"}
+    }
     with sqlite3.connect(db) as conn:
         (settings,) = conn.execute("SELECT settings FROM games").fetchone()
     assert json.loads(settings)["action_set"] == "sample_factory"  # the checkpoint's own

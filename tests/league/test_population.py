@@ -9,6 +9,7 @@ import pytest
 import torch
 from league_support import sf_league, tiny_population, tiny_population_flags
 
+from sf_league.cli import main
 from sf_league.pbt import PBTConfig
 from sf_league.population import TRAINING, PopulationConfig, PopulationTrainer, member_name
 from sf_league.store import LeagueStore
@@ -72,18 +73,21 @@ def test_training_matches_are_league_games_and_pbt_copies_exactly(tmp_path: Path
         assert all(torch.equal(p0[k], p1[k]) for k in p0)
 
 
-def test_the_cli_trains_resumes_and_prints_the_lineage(tmp_path: Path) -> None:
+def test_the_cli_trains_resumes_and_prints_the_lineage(tmp_path: Path, capsys) -> None:
+    """Trainings run as a user runs them (a child process); the commands that only read the
+    league or refuse their flags run in this process (the same main(), no torch start-up)."""
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
     common = tiny_population_flags(run_dir, db)
-    bad = sf_league("train", *common, "--frames", "2000", "--snapshots", "1")
-    assert bad.returncode == 2 and "must divide --num-envs (4)" in bad.stderr
+    assert main(["train", *common, "--frames", "2000", "--snapshots", "1"]) == 2
+    assert "must divide --num-envs (4)" in capsys.readouterr().err
     out = sf_league("train", *common, "--frames", "2000", "--snapshots", "2", check=True).stdout
     assert "--resume" in out and "p0..p1" in out  # the members (p2, p3: the snapshot slots)
     assert (run_dir / "p1" / "config.json").is_file()
     resume = ("--run-dir", str(run_dir), "--db", str(db), "--frames", "4000", "--resume")
     out = sf_league("train", *resume, check=True).stdout
     assert "resumed" in out
-    lineage = sf_league("lineage", "--db", str(db), check=True).stdout
+    assert main(["lineage", "--db", str(db)]) == 0
+    lineage = capsys.readouterr().out
     assert "snapshot" in lineage and "exploit" not in lineage  # too short for a PBT step
-    bad = sf_league("train", *common, "--frames", "2000", "--pbt-fraction", "0.9")
-    assert bad.returncode == 2 and "--pbt-fraction=0.9" in bad.stderr
+    assert main(["train", *common, "--frames", "2000", "--pbt-fraction", "0.9"]) == 2
+    assert "--pbt-fraction=0.9" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from league_support import duel_settings, sf_league
+from league_support import duel_settings
 
 from sf_league.cli import main
 from sf_league.players import parse_player
@@ -59,28 +59,14 @@ def test_ratings_and_plot_rate_each_frame_skip_apart(tmp_path: Path, capsys) -> 
     assert fitted == [2, 4, 2, 4, 4, 2, 4]  # every table and plot panel is its own stored fit
 
 
-def test_evaluate_rates_only_the_games_of_its_own_settings(tmp_path: Path) -> None:
+def test_evaluate_rates_only_the_games_of_its_own_settings(tmp_path: Path, capsys) -> None:
     db = tmp_path / "league.sqlite"
     league_of_two_frame_skips(db)
-    out = sf_league(
-        "evaluate",
-        "--players",
-        "noop",
-        "random",
-        "--games",
-        "2",
-        "--timelimit",
-        "0.1",
-        "--frame-skip",
-        "3",
-        "--bootstrap",
-        "20",
-        "--db",
-        str(db),
-        "--json",
-    )
-    assert out.returncode == 0, out.stderr
-    (group,) = json.loads(out.stdout)["groups"]
+    # In this process and one runner: the 2 short games are cheap, the start-ups are not.
+    args = ["--players", "noop", "random", "--games", "2", "--timelimit", "0.1"]
+    args += ["--frame-skip", "3", "--workers", "1", "--bootstrap", "20", "--json"]
+    assert main(["evaluate", *args, "--db", str(db)]) == 0
+    (group,) = json.loads(capsys.readouterr().out)["groups"]
     assert group["group"] == {
         "scenario": "duel",
         "map": "multi_duel",

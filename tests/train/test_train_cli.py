@@ -93,7 +93,8 @@ def test_doom_smoke(tmp_path, capsys):
     """A few hundred frames of sf/DoomBasic-v0 through the CLI with a tiny network."""
     run = str(tmp_path / "doom")
     flags = ["--env", "sf/DoomBasic-v0", "--num-envs", "4", "--batch-size", "2"]
-    flags += ["--num-workers", "2", *TINY_FLAGS, "--frames", "256"]
+    # Each checkpoint's evaluation: 4 episodes (one per env) rather than the default 100.
+    flags += ["--num-workers", "2", *TINY_FLAGS, "--frames", "256", "--eval-episodes", "4"]
     assert main(["train", *flags, "--run-dir", run]) == 0
     capsys.readouterr()
     assert main(["eval", run, "--episodes", "1", "--json"]) == 0
@@ -117,7 +118,8 @@ def test_self_play_trains_both_agents_of_a_duel(tmp_path, capsys):
     run = str(tmp_path / "duel")
     flags = ["--env", "sf/DoomDuel-v0", "--num-envs", "4", "--batch-size", "4"]
     flags += ["--num-workers", "2", *TINY_FLAGS, "--frames", "256"]
-    flags += ["--env-options", "timelimit=0.05"]
+    # Each checkpoint's evaluation: 4 matches rather than the default 100.
+    flags += ["--env-options", "timelimit=0.05", "--eval-episodes", "4"]
     assert main(["train", *flags, "--run-dir", run]) == 0
     capsys.readouterr()
     assert main(["eval", run, "--episodes", "3", "--json"]) == 0
