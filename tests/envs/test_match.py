@@ -323,9 +323,11 @@ def test_a_failed_start_leaves_no_vizdoom_shared_memory(monkeypatch) -> None:
     # The probe's host engine dies on the busy port and the probe with it (a segfault), before
     # anything could remove the message queues the probe created for it.
     busy = _udp_sockets(1)
-    free = _udp_sockets(1)[0]
-    ports = [busy[0].getsockname()[1], free.getsockname()[1]]
-    free.close()
+    # Free ports after the busy one: a start that a loaded machine makes slow may be retried.
+    free = _udp_sockets(3)
+    ports = [busy[0].getsockname()[1], *(s.getsockname()[1] for s in free)]
+    for sock in free:
+        sock.close()
     _lease_in_turn(monkeypatch, ports)
     seen: set[str] = set()
     done = threading.Event()
