@@ -62,24 +62,25 @@ _GROUPS_HELP = (
 )
 
 
-def _train_errors() -> tuple[type[Exception], ...]:
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Problems with what the user gave (flags, players, league files, run folders), which
+    print as one line; anything else is a bug and keeps its traceback. sf-train's are imported
+    only here, when something failed: importing them imports torch, seconds that a command
+    playing only bots and baselines need not wait."""
     from sf_train.checkpoint import CheckpointError
     from sf_train.config import ConfigError
     from sf_train.run_folder import RunFolderError
 
-    return (ConfigError, RunFolderError, CheckpointError)
-
-
-# Problems with what the user gave (flags, players, league files, run folders) print as one
-# line; anything else is a bug and keeps its traceback.
-USER_ERRORS: tuple[type[Exception], ...] = (
-    LeagueStoreError,
-    PlayerError,
-    TournamentError,
-    OptionError,
-    ClusterError,
-    *_train_errors(),
-)
+    return (
+        LeagueStoreError,
+        PlayerError,
+        TournamentError,
+        OptionError,
+        ClusterError,
+        ConfigError,
+        RunFolderError,
+        CheckpointError,
+    )
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -426,7 +427,9 @@ def main(argv: list[str] | None = None) -> int:
 
             console.print(f"wrote {plot_ratings(standings, args.out)}")
         return 0
-    except USER_ERRORS as e:
+    except Exception as e:
+        if not isinstance(e, _user_errors()):
+            raise
         # Unwrapped (paths stay copyable) and escaped (messages quote lists like ['a', 'b']).
         err.print(f"[red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         return 2
