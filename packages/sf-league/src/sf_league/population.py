@@ -201,7 +201,12 @@ class PopulationTrainer:
         for event in self.store.pbt_events(self.run_key):
             if event.kind == SNAPSHOT:
                 slot = event.policy - count
-                self.snapshots.fill(slot, _snapshot_player(self.run_dir, event))
+                if event.parent is None:
+                    raise LeagueStoreError(
+                        f"snapshot event of policy {event.policy} names no member"
+                    )
+                name = _snapshot_player(self.run_dir, event.parent, event.generation, event.frames)
+                self.snapshots.fill(slot, name)
             else:
                 self.generations[event.policy] = max(
                     self.generations[event.policy], event.generation
@@ -272,8 +277,7 @@ class PopulationTrainer:
         for mine, theirs in (game.seats, game.seats[::-1]):
             slot = self.snapshots.slot_of(theirs.player)
             if mine.player in current and slot is not None:
-                score = 0.5 if mine.frags == theirs.frags else float(mine.frags > theirs.frags)
-                self.snapshots.record(current[mine.player], slot, score)
+                self.snapshots.record(current[mine.player], slot, _score(mine, theirs))
 
     def _record_matches(self) -> None:
         for match in self.trainer.take_matches():
@@ -405,7 +409,7 @@ class PopulationTrainer:
 
         trainer = self.trainer
         generation = self.generations[member]
-        name = f"{member_name(self.run_dir, member, generation)}@{trainer.frames}"
+        name = _snapshot_player(self.run_dir, member, generation, trainer.frames)
         latest = self.members[member].checkpoints.latest()
         self.store.add_players([parse_player(f"{name}={latest}", self.settings["map"]).record()])
         policy = self.snapshots.policy(slot)
@@ -538,17 +542,21 @@ class PopulationTrainer:
         self.close()
 
 
-def _snapshot_player(run_dir: Path, event: PBTEvent) -> str:
-    """The league name of the snapshot a :data:`SNAPSHOT` event took."""
-    if event.parent is None:
-        raise LeagueStoreError(f"snapshot event of policy {event.policy} names no member")
-    return f"{member_name(run_dir, event.parent, event.generation)}@{event.frames}"
+def _snapshot_player(run_dir: Path, member: int, generation: int, frames: int) -> str:
+    """The league name of a snapshot of ``member`` in ``generation`` at the run's ``frames``,
+    e.g. ``pop/p2.g1@3000000`` (apart from a gauntlet's ``pop/p2@3000000``)."""
+    return f"{member_name(run_dir, member, generation)}@{frames}"
 
 
 def _in_main_thread() -> bool:
     import threading
 
     return threading.current_thread() is threading.main_thread()
+
+
+def _score(seat: Seat, other: Seat) -> float:
+    """``seat``'s result against ``other`` in a duel: 1 won, 0.5 drawn, 0 lost (on frags)."""
+    return 0.5 if seat.frags == other.frags else float(seat.frags > other.frags)
 
 
 def _member_scores(
@@ -564,7 +572,7 @@ def _member_scores(
         return []
     if members[a.player] == members[b.player]:
         return []
-    score = 0.5 if a.frags == b.frags else float(a.frags > b.frags)
+    score = _score(a, b)
     results = ((a.player, score), (b.player, 1.0 - score))
     return [(current[name], s) for name, s in results if name in current]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -92,9 +92,9 @@ def pfsp_weights(wins: np.ndarray, games: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _Slot:
-    name: str | None = None  # the league player it is, None until filled
-    wins: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    games: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    name: str | None  # the league player it is, None until filled
+    wins: np.ndarray  # a member's wins against it (draws half), by member
+    games: np.ndarray  # a member's games against it, by member
 
 
 class Snapshots:
