@@ -148,7 +148,11 @@ def test_the_other_workers_step_while_a_restart_pauses(monkeypatch):
         dead = env._core.engine._handles[0]
         os.kill(dead.proc.pid, signal.SIGKILL)
         while_paused, restarted = 0, False
-        deadline = time.monotonic() + 180  # a respawn under load: a fresh Python, numba, an engine
+        # A respawn under load (a fresh Python, numba, an engine) may take minutes: the engine
+        # raises if the replacement misses its start or step timeout, so this deadline only
+        # guards against a hang, above the 2-s backoff + both timeouts (and under pytest's 300 s).
+        settings = env._core.engine.settings
+        deadline = time.monotonic() + settings.start_timeout_s + settings.step_timeout_s + 60
         while not restarted and time.monotonic() < deadline:
             _, _, _, _, info = env.recv()
             while_paused += dead.proc is None

@@ -3,6 +3,7 @@ copy weights and optimiser exactly, lineage in the league, and a resume that res
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from league_support import sf_league, tiny_population, tiny_population_flags
 from sf_league.cli import main
 from sf_league.pbt import PBTConfig
 from sf_league.population import TRAINING, PopulationConfig, PopulationTrainer, member_name
+from sf_league.population_file import saved_settings
 from sf_league.store import LeagueStore
 
 
@@ -80,12 +82,23 @@ def test_the_cli_trains_resumes_and_prints_the_lineage(tmp_path: Path, capsys) -
     common = tiny_population_flags(run_dir, db)
     assert main(["train", *common, "--frames", "2000", "--snapshots", "1"]) == 2
     assert "must divide --num-envs (4)" in capsys.readouterr().err
-    out = sf_league("train", *common, "--frames", "2000", "--snapshots", "2", check=True).stdout
+    league = ("--snapshots", "2", "--snapshot-interval", "1500", "--pfsp", "--pbt-window", "50")
+    out = sf_league("train", *common, "--frames", "2000", *league, check=True).stdout
     assert "--resume" in out and "p0..p1" in out  # the members (p2, p3: the snapshot slots)
     assert (run_dir / "p1" / "config.json").is_file()
+    started = saved_settings(run_dir)
+    assert started is not None and started.snapshots.pfsp and started.pbt.window == 50
     resume = ("--run-dir", str(run_dir), "--db", str(db), "--frames", "4000", "--resume")
-    out = sf_league("train", *resume, check=True).stdout
+    out = sf_league("train", *resume, "--no-pfsp", check=True).stdout
     assert "resumed" in out
+    # The resumed run kept the settings it was not told to change, and saved the one it was.
+    resumed = saved_settings(run_dir)
+    assert resumed == dataclasses.replace(
+        started, snapshots=dataclasses.replace(started.snapshots, pfsp=False)
+    )
+    with LeagueStore(db) as store:
+        taken = [e.frames for e in store.pbt_events() if e.kind == "snapshot"]
+    assert max(taken) >= 3000  # at the started run's 1,500-frame interval after the resume
     assert main(["lineage", "--db", str(db)]) == 0
     lineage = capsys.readouterr().out
     assert "snapshot" in lineage and "exploit" not in lineage  # too short for a PBT step

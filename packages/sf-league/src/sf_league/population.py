@@ -15,9 +15,9 @@ batches this driver:
   freezes a copy of the next member in the oldest snapshot slot (a league player of its own,
   ``RUN/p2.g1@4000000``) and draws members' opponents among members and snapshots; games
   against snapshots are recorded too, but PBT ranks on games between members only;
-- every ``gauntlet_every`` frames, writes a checkpoint of every member and plays it against
+- every ``gauntlet.every`` frames, writes a checkpoint of every member and plays it against
   fixed opponents (baselines, bots, scripted players) in an ordinary tournament of the same
-  league, so ratings over training time can be drawn (``sf-league plot --over-time``).
+  league (:mod:`sf_league.gauntlets`).
 
 Resuming reads the generations back from the league's events and the ranking windows from its
 games: the league file is the population's memory besides the checkpoints.
@@ -37,15 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from sf_league.gauntlets import GauntletConfig, play_gauntlet
 from sf_league.pbt import PBTConfig, explore, mutate_shaping, select_exploits
-from sf_league.snapshots import (
-    SNAPSHOT,
-    SnapshotConfig,
-    SnapshotPairing,
-    Snapshots,
-    run_layout,
-    write_layout,
-)
+from sf_league.population_file import LeagueSettings, run_layout, write_population_file
+from sf_league.snapshots import SNAPSHOT, SnapshotConfig, SnapshotPairing, Snapshots
 from sf_league.store import (
     GameRecord,
     LeagueStore,
@@ -89,21 +84,14 @@ class PopulationConfig:
         pbt: When and how members are replaced and mutated.
         snapshots: Frozen past members as opponents (the trainer holds them as policies
             after the members').
-        gauntlet_every: Env frames (all members together) between gauntlets; 0: none.
-        gauntlet_players: The fixed opponents of every gauntlet (``bot:N``, ``scripted:N``,
-            ``random``, ``noop``).
-        gauntlet_games: Games of each member against each opponent per gauntlet.
-        gauntlet_workers: Runner processes of a gauntlet (default: CPU cores).
+        gauntlet: Members' games against fixed opponents during training.
     """
 
     train: Any
     db: str
     pbt: PBTConfig = field(default_factory=PBTConfig)
     snapshots: SnapshotConfig = field(default_factory=SnapshotConfig)
-    gauntlet_every: int = 0
-    gauntlet_players: tuple[str, ...] = ("random", "noop", "bot:1")
-    gauntlet_games: int = 2
-    gauntlet_workers: int | None = None
+    gauntlet: GauntletConfig = field(default_factory=GauntletConfig)
 
 
 @dataclass
@@ -196,7 +184,9 @@ class PopulationTrainer:
             raise
         #: The live members (the trainer's first policies; the snapshot slots follow).
         self.members = self.trainer.members[:count]
-        write_layout(self.run_dir, count, slots)
+        write_population_file(
+            self.run_dir, count, slots, LeagueSettings(cfg.pbt, cfg.snapshots, cfg.gauntlet)
+        )
         self.generations = [0] * count
         for event in self.store.pbt_events(self.run_key):
             if event.kind == SNAPSHOT:
@@ -234,10 +224,10 @@ class PopulationTrainer:
         frames = self.trainer.frames
         interval = cfg.pbt.interval
         self._next_pbt = (min(self._member_frames()) // interval + 1) * interval
-        every = cfg.gauntlet_every
+        every = cfg.gauntlet.every
         self._next_gauntlet = (frames // every + 1) * every if every else None
         interval = cfg.snapshots.interval
-        self._next_snapshot = (frames // interval + 1) * interval if cfg.snapshots.count else None
+        self._next_snapshot = (frames // interval + 1) * interval if slots else None
         self._stop_requested = False
 
     # -- the league's memory -----------------------------------------------------------
@@ -424,31 +414,19 @@ class PopulationTrainer:
 
     def gauntlet(self) -> None:
         """Writes a checkpoint of every member and plays it against the fixed opponents."""
-        from sf_league.players import parse_player
-        from sf_league.tournament import TournamentConfig, run_tournament
-
         trainer = self.trainer
         trainer.save_checkpoint()
-        config = TournamentConfig(
-            scenario="duel_bots",
-            map=self.settings["map"],
-            format="gauntlet",
-            games=self.cfg.gauntlet_games,
-            timelimit=float(self.settings["timelimit"]),
-            workers=self.cfg.gauntlet_workers,
+        checkpoints = {
+            snapshot_name(self.run_dir, m.index, trainer.frames): m.checkpoints.latest()
+            for m in self.members
+        }
+        play_gauntlet(
+            self.cfg.gauntlet,
+            checkpoints,
+            self.store,
+            self.settings["map"],
+            float(self.settings["timelimit"]),
         )
-        opponents = [parse_player(text, config.map_name) for text in self.cfg.gauntlet_players]
-        for member in self.members:
-            latest = member.checkpoints.latest()
-            name = snapshot_name(self.run_dir, member.index, trainer.frames)
-            player = parse_player(f"{name}={latest}", config.map_name)
-            result = run_tournament(config, [player, *opponents], self.store)
-            log.info(
-                "gauntlet of %s: %d games played, %d failed",
-                name,
-                result.played,
-                len(result.failed),
-            )
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -474,7 +452,7 @@ class PopulationTrainer:
             self._next_snapshot = (trainer.frames // interval + 1) * interval
         if self._next_gauntlet is not None and trainer.frames >= self._next_gauntlet:
             self.gauntlet()
-            every = self.cfg.gauntlet_every
+            every = self.cfg.gauntlet.every
             self._next_gauntlet = (trainer.frames // every + 1) * every
         now = time.perf_counter()
         if self.on_view is not None and (pbt_due or now - self._last_view >= self.view_seconds):

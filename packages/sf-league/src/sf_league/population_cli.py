@@ -18,11 +18,13 @@ from rich.console import Console
 from rich.table import Table
 
 from sf_envs.terminal import log_handler
+from sf_league.gauntlets import GauntletConfig
 from sf_league.pbt import BOUNDS, PBTConfig
 from sf_league.population import MemberView, PopulationConfig, PopulationTrainer
+from sf_league.population_file import LeagueSettings, saved_layout, saved_settings
 from sf_league.ray_runners import ray_session
 from sf_league.shards import ShardConfig, ShardedTrainer
-from sf_league.snapshots import SnapshotConfig, saved_layout
+from sf_league.snapshots import SnapshotConfig
 from sf_league.store import LeagueStore
 
 __all__ = [
@@ -64,17 +66,23 @@ def population_defaults() -> Any:
     )
 
 
-def _train_parser(parser: argparse.ArgumentParser, defaults: Any) -> None:
+def _train_parser(
+    parser: argparse.ArgumentParser, defaults: Any, saved: LeagueSettings | None = None
+) -> None:
+    """The flags of ``sf-league train``, defaulting to ``defaults`` (sf-train's) and to
+    ``saved`` (the league settings of a resumed run; None: a new run's)."""
     from sf_train.config_cli import add_config_arguments
+
+    league = saved or LeagueSettings()
 
     parser.add_argument("--db", required=True, help="the league file (SQLite) of the population")
     parser.add_argument(
         "--resume",
         action="store_true",
         help="continue the run in --run-dir from its checkpoints and its league; flags not "
-        "given keep the values saved in its config.json",
+        "given keep the values saved in its config.json and population.json",
     )
-    pbt = PBTConfig()
+    pbt = league.pbt
     group = parser.add_argument_group("population-based training")
     group.add_argument(
         "--pbt-interval", type=int, default=pbt.interval, help="env frames per member between steps"
@@ -109,20 +117,23 @@ def _train_parser(parser: argparse.ArgumentParser, defaults: Any) -> None:
     )
     group.add_argument(
         "--pbt-control",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=pbt.control,
         help="keep member 0 unchanged (never mutated or replaced), as a control",
     )
     gauntlet = parser.add_argument_group("gauntlets (ratings over training time)")
     gauntlet.add_argument(
         "--gauntlet-every",
         type=int,
-        default=0,
+        default=league.gauntlet.every,
         help="env frames between gauntlets of every member against --gauntlet-players (0: none)",
     )
-    gauntlet.add_argument("--gauntlet-players", nargs="+", default=["random", "noop", "bot:1"])
-    gauntlet.add_argument("--gauntlet-games", type=int, default=2, help="games per opponent")
+    gauntlet.add_argument("--gauntlet-players", nargs="+", default=list(league.gauntlet.players))
+    gauntlet.add_argument(
+        "--gauntlet-games", type=int, default=league.gauntlet.games, help="games per opponent"
+    )
     gauntlet.add_argument("--gauntlet-workers", type=int, help="runner processes")
-    snapshots = SnapshotConfig()
+    snapshots = league.snapshots
     opponents = parser.add_argument_group("snapshot opponents (frozen past members)")
     opponents.add_argument(
         "--snapshots",
@@ -133,8 +144,10 @@ def _train_parser(parser: argparse.ArgumentParser, defaults: Any) -> None:
     opponents.add_argument(
         "--snapshot-interval",
         type=int,
-        help=f"env frames between two snapshots (default {snapshots.interval:,}); with --ray, "
-        f"between two draws of each shard's guests (default {ShardConfig.snapshot_interval:,})",
+        default=None if saved is None else snapshots.interval,
+        help=f"env frames between two snapshots (default {SnapshotConfig.interval:,}); with "
+        f"--ray, between two draws of each shard's guests (default "
+        f"{ShardConfig.snapshot_interval:,})",
     )
     opponents.add_argument(
         "--snapshot-share",
@@ -144,7 +157,8 @@ def _train_parser(parser: argparse.ArgumentParser, defaults: Any) -> None:
     )
     opponents.add_argument(
         "--pfsp",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=snapshots.pfsp,
         help="draw snapshots by prioritized fictitious self-play, (1 - win rate)^2, instead of "
         "uniformly",
     )
@@ -203,15 +217,16 @@ def run_train(argv: list[str], console: Console) -> int:
     probe = argparse.ArgumentParser(add_help=False)
     _train_parser(probe, population_defaults())
     pre = probe.parse_known_args(argv)[0]
-    defaults = population_defaults()
+    defaults, saved = population_defaults(), None
     if pre.resume:
         run_dir = vars(pre)["run.run_dir"]
         defaults = load_run_config(run_dir)
         layout = saved_layout(run_dir)
         if layout is not None:  # the saved trainer's policies count the snapshot slots too
             defaults.algo.num_policies = layout[0]
+        saved = saved_settings(run_dir)
     parser = argparse.ArgumentParser(prog="sf-league train")
-    _train_parser(parser, defaults)
+    _train_parser(parser, defaults, saved)
     args = parser.parse_args(argv)
     cfg = PopulationConfig(
         train=config_from_args(args),
@@ -228,10 +243,12 @@ def run_train(argv: list[str], console: Console) -> int:
             control=args.pbt_control,
             seed=vars(args)["run.seed"],
         ),
-        gauntlet_every=args.gauntlet_every,
-        gauntlet_players=tuple(args.gauntlet_players),
-        gauntlet_games=args.gauntlet_games,
-        gauntlet_workers=args.gauntlet_workers,
+        gauntlet=GauntletConfig(
+            every=args.gauntlet_every,
+            players=tuple(args.gauntlet_players),
+            games=args.gauntlet_games,
+            workers=args.gauntlet_workers,
+        ),
         snapshots=SnapshotConfig(
             count=args.snapshots,
             share=args.snapshot_share,

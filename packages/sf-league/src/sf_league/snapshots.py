@@ -19,29 +19,19 @@ trainer and keeps the league's records), so the choices can be tested without a 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 __all__ = [
-    "LAYOUT",
     "SNAPSHOT",
     "SnapshotConfig",
     "SnapshotPairing",
     "Snapshots",
     "pfsp_weights",
-    "run_layout",
-    "saved_layout",
-    "write_layout",
 ]
 
-
-LAYOUT = "population.json"
-"""In the run folder: how many of the trainer's policies are members and how many snapshot
-slots, which a resumed run reads back."""
 
 SNAPSHOT = "snapshot"
 """The kind of a stored event that filled a snapshot slot (its policy) with a member (its
@@ -148,46 +138,6 @@ class Snapshots:
             np.array([slot.games[member] for slot in self.slots]),
         )
         return int(rng.choice(len(self.slots), p=weights))
-
-
-def saved_layout(run_dir: str | Path) -> tuple[int, int] | None:
-    """``(members, snapshot slots)`` of the population run in ``run_dir``; None if none was
-    started there (or it predates snapshot slots). Its trainer's ``num_policies`` is their
-    sum."""
-    path = Path(run_dir) / LAYOUT
-    if not path.exists():
-        return None
-    saved = json.loads(path.read_text())
-    return int(saved["members"]), int(saved["snapshots"])
-
-
-def run_layout(
-    run_dir: Path, members: int, snapshots: SnapshotConfig, resume: bool
-) -> tuple[int, int]:
-    """``(members, snapshot slots)`` of a population run of ``members`` members: a resumed run
-    keeps the slots it was started with (:func:`write_layout`)."""
-    from sf_train.config import ConfigError
-
-    saved = saved_layout(run_dir) if resume else None
-    if saved is None:
-        return members, snapshots.count or 0
-    slots = saved[1]
-    if snapshots.count is not None and snapshots.count != slots:
-        raise ConfigError(
-            [
-                f"--snapshots {snapshots.count}: this run was started with {slots}; resume "
-                "it without --snapshots (or with the same count), or train a new --run-dir"
-            ]
-        )
-    return members, slots
-
-
-def write_layout(run_dir: str | Path, members: int, slots: int) -> None:
-    """Notes in ``run_dir`` how many of the trainer's policies are members and how many
-    snapshot slots (atomically)."""
-    from sf_train.config import write_atomic
-
-    write_atomic(Path(run_dir) / LAYOUT, json.dumps({"members": members, "snapshots": slots}))
 
 
 class SnapshotPairing:
