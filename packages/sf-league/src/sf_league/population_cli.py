@@ -228,6 +228,10 @@ def run_train(argv: list[str], console: Console) -> int:
     parser = argparse.ArgumentParser(prog="sf-league train")
     _train_parser(parser, defaults, saved)
     args = parser.parse_args(argv)
+    # Snapshots are taken (or, on Ray, guests drawn) at this interval; saved with the run.
+    interval = args.snapshot_interval or (
+        SnapshotConfig.interval if args.ray is None else ShardConfig.snapshot_interval
+    )
     cfg = PopulationConfig(
         train=config_from_args(args),
         db=args.db,
@@ -253,7 +257,7 @@ def run_train(argv: list[str], console: Console) -> int:
             count=args.snapshots,
             share=args.snapshot_share,
             pfsp=args.pfsp,
-            **({} if args.snapshot_interval is None else {"interval": args.snapshot_interval}),
+            interval=interval,
         ),
     )
     logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=[log_handler(console)])
@@ -267,7 +271,6 @@ def run_train(argv: list[str], console: Console) -> int:
                     "--guests are its snapshot opponents; leave out --snapshots"
                 ]
             )
-        interval = args.snapshot_interval or ShardConfig.snapshot_interval
         split = ShardConfig(args.shards, args.guests, interval, args.shard_cpus)
         session = ray_session(args.ray or None)
 
