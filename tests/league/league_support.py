@@ -63,11 +63,11 @@ def sf_league(*args: str, check: bool = False) -> subprocess.CompletedProcess[st
 
 
 def train_tiny(
-    run_dir: Path, env: str = "sf/DoomDuelBots-v0", frames: int = 256, *extra: str
+    run_dir: Path, env: str = "sf/DoomDuelBots-v0", frames: int = 256, *options: str
 ) -> None:
     """Trains a tiny network for a few hundred frames with the ``sf-train`` CLI (a real run
-    folder: config.json, checkpoints), in a child process as a user would; ``extra`` flags
-    are added."""
+    folder: config.json, checkpoints), in a child process as a user would; ``options`` are
+    added to its ``--env-options``."""
     flags = {
         "--env": env,
         "--run-dir": str(run_dir),
@@ -83,13 +83,14 @@ def train_tiny(
         "--rollout": "8",
         "--num-minibatches": "2",
         "--torch-threads": "1",
-        # One evaluation (it picks best.pt): each episode is a whole match (2 game minutes on
-        # the duel ids), so one episode, the fewest that still evaluates.
+        # One evaluation (it picks best.pt): each episode is a whole match, so one episode,
+        # the fewest that still evaluates, of 6 game seconds.
         "--eval-episodes": "1",
+        "--env-options": " ".join(("timelimit=0.1", *options)),
     }
     args = [part for flag, value in flags.items() for part in (flag, *value.split())]
     proc = subprocess.run(
-        [sys.executable, "-m", "sf_train.cli", "train", *args, *extra],
+        [sys.executable, "-m", "sf_train.cli", "train", *args],
         capture_output=True,
         text=True,
         timeout=300,

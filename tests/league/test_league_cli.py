@@ -136,7 +136,7 @@ def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path, c
 
 def test_a_checkpoint_with_sample_factory_controls_plays_with_them(tmp_path: Path, capsys) -> None:
     run = tmp_path / "heads"
-    train_tiny(run, "sf/DoomDuelBots-v0", 256, "--env-options", "action_set=sample_factory")
+    train_tiny(run, "sf/DoomDuelBots-v0", 256, "action_set=sample_factory")
     db = tmp_path / "league.sqlite"
     args = ["--players", f"heads={run}", "random", "--games", "1", "--json", *GAME]
     assert main(["evaluate", *args, "--db", str(db)]) == 0

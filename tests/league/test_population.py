@@ -11,6 +11,7 @@ import torch
 from league_support import sf_league, tiny_population, tiny_population_flags
 
 from sf_league.cli import main
+from sf_league.gauntlets import GauntletConfig
 from sf_league.pbt import PBTConfig
 from sf_league.population import TRAINING, PopulationConfig, PopulationTrainer, member_name
 from sf_league.population_file import saved_settings
@@ -19,12 +20,19 @@ from sf_league.store import LeagueStore
 
 def test_training_matches_are_league_games_and_pbt_copies_exactly(tmp_path: Path) -> None:
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
-    cfg = PopulationConfig(tiny_population(run_dir), str(db), PBTConfig(fraction=0.5))
+    gauntlet = GauntletConfig(every=3000, players=("noop",), games=1)
+    cfg = PopulationConfig(
+        tiny_population(run_dir), str(db), PBTConfig(fraction=0.5), gauntlet=gauntlet
+    )
     with PopulationTrainer(cfg) as pop:
         pop.train()
         with LeagueStore(db) as store:
             games = [g for g in store.games() if g.scenario == TRAINING]
+            gauntlets = [g for g in store.games() if g.scenario != TRAINING]
         assert games, "no training match was recorded"
+        # One gauntlet (past 3,000 frames): each member's checkpoint then played noop once.
+        seats = sorted(sorted(s.player.split("@")[0] for s in g.seats) for g in gauntlets)
+        assert seats == [["noop", f"{run_dir.name}/p0"], ["noop", f"{run_dir.name}/p1"]]
         names = {member_name(run_dir, 0, 0), member_name(run_dir, 1, 0)}
         for game in games:
             assert {s.player for s in game.seats} == names  # members, never one against itself
