@@ -110,5 +110,10 @@ def test_the_cli_trains_resumes_and_prints_the_lineage(tmp_path: Path, capsys) -
     assert main(["lineage", "--db", str(db)]) == 0
     lineage = capsys.readouterr().out
     assert "snapshot" in lineage and "exploit" not in lineage  # too short for a PBT step
+    # A damaged population.json is refused by name, before anything trains.
+    saved = (run_dir / "population.json").read_text()
+    (run_dir / "population.json").write_text(saved.replace('"pfsp": false', '"pfsp": '))
+    assert main(["train", *resume]) == 2
+    assert "population.json cannot be read" in capsys.readouterr().err
     assert main(["train", *common, "--frames", "2000", "--pbt-fraction", "0.9"]) == 2
     assert "--pbt-fraction=0.9" in capsys.readouterr().err

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sf_league.gauntlets import GauntletConfig
 from sf_league.pbt import PBTConfig
@@ -29,6 +30,8 @@ __all__ = [
 
 FILE = "population.json"
 
+T = TypeVar("T")
+
 _NOT_SAVED = {"pbt": ("seed",), "snapshots": ("count",), "gauntlet": ("workers",)}
 """Left out of the saved settings: the seed is the run's (``config.json``), the slot count is
 the layout's, and a gauntlet's worker processes are this session's resources."""
@@ -43,28 +46,35 @@ class LeagueSettings:
     gauntlet: GauntletConfig = dataclasses.field(default_factory=GauntletConfig)
 
 
-def _read(run_dir: str | Path) -> dict[str, Any] | None:
+def _read(run_dir: str | Path, parse: Callable[[dict[str, Any]], T]) -> T | None:
+    """``parse`` of the saved file; None if there is none.
+
+    Raises:
+        RunFolderError: The file is not what this module writes (edited or damaged).
+    """
     path = Path(run_dir) / FILE
     if not path.exists():
         return None
-    return json.loads(path.read_text())
+    try:
+        return parse(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError) as e:
+        from sf_train.run_folder import RunFolderError
+
+        raise RunFolderError(
+            f"{path} cannot be read ({type(e).__name__}: {e}): restore the file (it is "
+            "written by sf-league train) or train a new --run-dir"
+        ) from e
 
 
 def saved_layout(run_dir: str | Path) -> tuple[int, int] | None:
     """``(members, snapshot slots)`` of the population run in ``run_dir``; None if none was
     started there. Its trainer's ``num_policies`` is their sum."""
-    saved = _read(run_dir)
-    if saved is None:
-        return None
-    return int(saved["members"]), int(saved["snapshots"])
+    return _read(run_dir, lambda saved: (int(saved["members"]), int(saved["snapshots"])))
 
 
-def saved_settings(run_dir: str | Path) -> LeagueSettings | None:
-    """The league settings the run in ``run_dir`` last trained with; None if it saved none
-    (no run there, or one started before they were saved)."""
-    saved = _read(run_dir)
-    if saved is None or "settings" not in saved:
-        return None
+def _settings(saved: dict[str, Any]) -> LeagueSettings | None:
+    if "settings" not in saved:
+        return None  # a run started before the settings were saved
     settings = saved["settings"]
     return LeagueSettings(
         pbt=PBTConfig(**{**settings["pbt"], "mutate": tuple(settings["pbt"]["mutate"])}),
@@ -73,6 +83,12 @@ def saved_settings(run_dir: str | Path) -> LeagueSettings | None:
             **{**settings["gauntlet"], "players": tuple(settings["gauntlet"]["players"])}
         ),
     )
+
+
+def saved_settings(run_dir: str | Path) -> LeagueSettings | None:
+    """The league settings the run in ``run_dir`` last trained with; None if it saved none
+    (no run there, or one started before they were saved)."""
+    return _read(run_dir, _settings)
 
 
 def run_layout(
