@@ -18,8 +18,16 @@ from sf_league.population_file import saved_settings
 from sf_league.store import LeagueStore
 
 
-def test_training_matches_are_league_games_and_pbt_copies_exactly(tmp_path: Path) -> None:
+def test_training_matches_are_league_games_and_pbt_copies_exactly(
+    tmp_path: Path, monkeypatch
+) -> None:
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
+    # Gauntlets are tournaments of their own (runner processes, seconds each): recorded here.
+    played: list[tuple[dict[str, Path], GauntletConfig]] = []
+    monkeypatch.setattr(
+        "sf_league.population.play_gauntlet",
+        lambda cfg, checkpoints, *_: played.append((dict(checkpoints), cfg)),
+    )
     gauntlet = GauntletConfig(every=3000, players=("noop",), games=1)
     cfg = PopulationConfig(
         tiny_population(run_dir), str(db), PBTConfig(fraction=0.5), gauntlet=gauntlet
@@ -28,11 +36,17 @@ def test_training_matches_are_league_games_and_pbt_copies_exactly(tmp_path: Path
         pop.train()
         with LeagueStore(db) as store:
             games = [g for g in store.games() if g.scenario == TRAINING]
-            gauntlets = [g for g in store.games() if g.scenario != TRAINING]
         assert games, "no training match was recorded"
-        # One gauntlet (past 3,000 frames): each member's checkpoint then played noop once.
-        seats = sorted(sorted(s.player.split("@")[0] for s in g.seats) for g in gauntlets)
-        assert seats == [["noop", f"{run_dir.name}/p0"], ["noop", f"{run_dir.name}/p1"]]
+        # One gauntlet, past 3,000 frames, of each member's checkpoint saved at that moment.
+        ((checkpoints, config),) = played
+        assert config == gauntlet
+        frames = {int(name.split("@")[1]) for name in checkpoints}
+        assert len(frames) == 1 and 3000 <= frames.pop() < 4000
+        assert [name.split("@")[0] for name in checkpoints] == ["pop/p0", "pop/p1"]
+        assert all(
+            path.parent.parent.name == f"p{k}" for k, path in enumerate(checkpoints.values())
+        )
+        assert all(path.is_file() for path in checkpoints.values())
         names = {member_name(run_dir, 0, 0), member_name(run_dir, 1, 0)}
         for game in games:
             assert {s.player for s in game.seats} == names  # members, never one against itself
