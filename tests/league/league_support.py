@@ -83,9 +83,8 @@ def train_tiny(
         "--rollout": "8",
         "--num-minibatches": "2",
         "--torch-threads": "1",
-        # One evaluation (it picks best.pt): each episode is a whole match, so one episode,
-        # the fewest that still evaluates, of 6 game seconds.
-        "--eval-episodes": "1",
+        # Players of a league are a run's latest checkpoint: no evaluation (a whole match).
+        "--eval-episodes": "0",
         "--env-options": " ".join(("timelimit=0.1", *options)),
     }
     args = [part for flag, value in flags.items() for part in (flag, *value.split())]

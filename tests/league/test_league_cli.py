@@ -105,12 +105,20 @@ def test_random_ranks_below_the_top_bot_in_free_for_all(tmp_path: Path, capsys) 
     assert ranks(out)["random"] > ranks(out)[top]
 
 
-def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path, capsys) -> None:
-    # Trained by sf-train on the single-agent duel (a few hundred frames, tiny network).
-    train_tiny(tmp_path / "duelist")
+@pytest.fixture(scope="module")
+def duelist(tmp_path_factory) -> Path:
+    """A run folder trained by sf-train on the single-agent duel (a few hundred frames, tiny
+    network), with Sample Factory's controls; shared by the tests that play it."""
+    run = tmp_path_factory.mktemp("duelist") / "run"
+    train_tiny(run, "sf/DoomDuelBots-v0", 256, "action_set=sample_factory")
+    return run
+
+
+def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(
+    duelist: Path, tmp_path: Path, capsys
+) -> None:
     db = tmp_path / "league.sqlite"
-    duelist = f"duelist={tmp_path / 'duelist'}"
-    args = ["--players", duelist, TOP, "noop", "--games", "2", "--json", *GAME]
+    args = ["--players", f"duelist={duelist}", TOP, "noop", "--games", "2", "--json", *GAME]
     assert main(["evaluate", *args, "--db", str(db)]) == 0
     row = {r["player"]: r for r in only_group(capsys.readouterr().out)["ratings"]}
     assert set(row) == {"duelist", TOP, "noop"} and row["duelist"]["games"] == 4
@@ -127,18 +135,18 @@ def test_tiny_trained_checkpoint_plays_and_a_misfit_is_refused(tmp_path: Path, c
     assert main(["evaluate", "--players", str(tmp_path / "basic"), TOP, "--db", str(db)]) == 2
     assert "does not fit this match" in capsys.readouterr().err
     # Trained on another observation size than the one asked for: refused too.
-    me = f"me={tmp_path / 'duelist'}"
+    me = f"me={duelist}"
     assert main(["evaluate", "--players", me, TOP, "--obs-size", "128x72", "--db", str(db)]) == 2
     assert "does not fit" in capsys.readouterr().err
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
 
 
-def test_a_checkpoint_with_sample_factory_controls_plays_with_them(tmp_path: Path, capsys) -> None:
-    run = tmp_path / "heads"
-    train_tiny(run, "sf/DoomDuelBots-v0", 256, "action_set=sample_factory")
+def test_a_checkpoint_with_sample_factory_controls_plays_with_them(
+    duelist: Path, tmp_path: Path, capsys
+) -> None:
     db = tmp_path / "league.sqlite"
-    args = ["--players", f"heads={run}", "random", "--games", "1", "--json", *GAME]
+    args = ["--players", f"heads={duelist}", "random", "--games", "1", "--json", *GAME]
     assert main(["evaluate", *args, "--db", str(db)]) == 0
     assert {r["player"] for r in only_group(capsys.readouterr().out)["ratings"]} == {
         "heads",
@@ -147,7 +155,7 @@ def test_a_checkpoint_with_sample_factory_controls_plays_with_them(tmp_path: Pat
     with sqlite3.connect(db) as conn:
         (settings,) = conn.execute("SELECT settings FROM games").fetchone()
     assert json.loads(settings)["action_set"] == "sample_factory"  # the checkpoint's own
-    assert main(["evaluate", "--players", str(run), "random", "--action-set", "discrete",
+    assert main(["evaluate", "--players", str(duelist), "random", "--action-set", "discrete",
                  "--db", str(db)]) == 2  # fmt: skip
     assert "--action-set" in capsys.readouterr().err
 
