@@ -30,6 +30,33 @@ def test_train_eval_enjoy_on_the_toy_env(tmp_path, toy_flags, capsys):
     assert 2 <= len(frames) <= 17 and frames[0].shape == (96, 128, 3)
 
 
+def test_a_run_that_evaluates_greedily_is_evaluated_greedily_after(
+    tmp_path, toy_flags, capsys, monkeypatch
+):
+    """--eval-greedy picks best.pt by greedy evaluations, and `sf-train eval` plays greedily
+    by default on that run (the runner of every evaluation records its mode)."""
+    import sf_train.evaluate
+
+    modes: list[bool] = []
+    runner = sf_train.evaluate.PolicyRunner
+
+    def recording_runner(model, n, device, generator, greedy):
+        modes.append(greedy)
+        return runner(model, n, device, generator, greedy)
+
+    monkeypatch.setattr(sf_train.evaluate, "PolicyRunner", recording_runner)
+    run = str(tmp_path / "run")
+    flags = ["--run-dir", run, "--frames", "256", "--eval-greedy", "--eval-episodes", "4"]
+    assert main(["train", *toy_flags, *flags]) == 0
+    assert modes and all(modes)
+    capsys.readouterr()
+    for given, expected in (([], True), (["--no-greedy"], False), (["--greedy"], True)):
+        modes.clear()
+        assert main(["eval", run, "--episodes", "2", "--json", *given]) == 0
+        assert json.loads(capsys.readouterr().out)["greedy"] is expected
+        assert modes == [expected]
+
+
 def test_a_preset_starts_the_config_and_flags_override_it(tmp_path, capsys):
     run = tmp_path / "sf"
     flags = ["--preset", "sample-factory", "--env", TOY_ENV, "--frame-skip", "1", "--num-envs", "2"]

@@ -131,7 +131,11 @@ def _eval(argv: list[str]) -> int:
     )
     parser.add_argument("--num-envs", type=int, help="envs in parallel (default: the run's)")
     parser.add_argument("--device", help="'auto', 'cpu', 'cuda' (default: the run's)")
-    parser.add_argument("--greedy", action="store_true", help="most likely action, no sampling")
+    parser.add_argument(
+        "--greedy",
+        action=argparse.BooleanOptionalAction,
+        help="most likely action, no sampling (default: as the run evaluated, run.eval_greedy)",
+    )
     parser.add_argument("--seed", type=int, default=12345, help="env and action seed")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
@@ -144,7 +148,7 @@ def _eval(argv: list[str]) -> int:
         greedy=args.greedy,
         seed=args.seed,
     )
-    summary = {**result.summary(), "greedy": args.greedy}
+    summary = result.summary()
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -155,7 +159,7 @@ def _eval(argv: list[str]) -> int:
     table = Table(
         title=f"{summary['episodes']} episodes on {len(per_env)} envs ({spread} per env)",
         caption=f"{result.checkpoint}\n"
-        + ("most likely actions" if args.greedy else "sampled actions")
+        + ("most likely actions" if result.greedy else "sampled actions")
         + f"; time-outs: {summary['timeout_fraction']:.0%} of episodes",
     )
     table.add_column("stat")
@@ -183,7 +187,11 @@ def _enjoy(argv: list[str]) -> int:
     parser.add_argument(
         "--checkpoint", default="latest", help="'latest' (default), 'best' or a checkpoint path"
     )
-    parser.add_argument("--greedy", action="store_true", help="most likely action, no sampling")
+    parser.add_argument(
+        "--greedy",
+        action=argparse.BooleanOptionalAction,
+        help="most likely action, no sampling (default: as the run evaluated, run.eval_greedy)",
+    )
     parser.add_argument("--fps", type=float, help="playback frames/s (default: real time)")
     parser.add_argument("--seed", type=int, default=0, help="env and action seed")
     args = parser.parse_args(argv)

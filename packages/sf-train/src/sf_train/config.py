@@ -246,6 +246,11 @@ class RunConfig:
     while it runs, for a time that grows with episode length: a basic episode is at most 75
     steps, a 2-minute duel 1,050, so 100 duel episodes are 105,000 steps at every checkpoint;
     use fewer episodes (or 0) on matches."""
+    eval_greedy: bool = False
+    """Evaluate the most likely action instead of sampling: best.pt is then the best greedy
+    policy, and ``sf-train eval``/``enjoy`` play greedily unless told otherwise. On Doom basic
+    greedy play times out less often than sampling, whose rare unlikely action can cost an
+    episode."""
 
 
 @dataclass

@@ -47,6 +47,7 @@ class EvalResult:
         truncated: Whether the time limit (not the game) ended each episode, ``[episodes]``.
         variables: Game variables at each episode's end by name (Doom: kills, hits, frags...).
         episodes_per_env: How many episodes each env played, ``[envs]``.
+        greedy: Whether the policy took its most likely actions (else it sampled them).
     """
 
     checkpoint: Path | None
@@ -55,6 +56,7 @@ class EvalResult:
     truncated: np.ndarray
     variables: dict[str, np.ndarray]
     episodes_per_env: np.ndarray
+    greedy: bool
 
     def summary(self) -> dict[str, Any]:
         """Means, standard deviations and medians (returns are often bimodal: a kill or a
@@ -64,6 +66,7 @@ class EvalResult:
             "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
             "episodes": len(self.returns),
             "episodes_per_env": self.episodes_per_env.tolist(),
+            "greedy": self.greedy,
             "timeout_fraction": float(np.mean(self.truncated)),
             **{f"{k}_mean": float(np.mean(v)) for k, v in stats.items()},
             **{f"{k}_std": float(np.std(v)) for k, v in stats.items()},
@@ -102,7 +105,7 @@ def evaluate(
     checkpoint: str = "latest",
     num_envs: int | None = None,
     device: str | None = None,
-    greedy: bool = False,
+    greedy: bool | None = None,
     seed: int = 12345,
 ) -> EvalResult:
     """Plays ``episodes`` episodes with a checkpoint of the run, all envs stepping together.
@@ -117,10 +120,12 @@ def evaluate(
         num_envs: Envs in parallel; defaults to the run's ``num_envs`` (rounded up to whole
             games dealt evenly to the workers; envs beyond ``episodes`` play none).
         device: Overrides the run's device.
-        greedy: Take the most likely action instead of sampling.
+        greedy: Take the most likely action instead of sampling; by default as the run
+            evaluated its checkpoints (``run.eval_greedy``).
         seed: Seed of the envs and the action sampling (unlike training's, by default).
     """
     cfg = load_run_config(run_dir)
+    greedy = cfg.run.eval_greedy if greedy is None else greedy
     dev = _device(cfg, device)
     path = find_checkpoint(run_dir, checkpoint)
 
@@ -188,9 +193,8 @@ def evaluate_policy(
         venv.close()
     table = np.array(variables) if variables else np.zeros((0, len(names)))
     by_name = {name: table[:, j] for j, name in enumerate(names)} if len(table) else {}
-    return EvalResult(
-        None, np.array(returns), np.array(lengths), np.array(cut, dtype=bool), by_name, quota
-    )
+    cut_ = np.array(cut, dtype=bool)
+    return EvalResult(None, np.array(returns), np.array(lengths), cut_, by_name, quota, greedy)
 
 
 def _eval_env_count(cfg: Config, wanted: int) -> int:
@@ -207,14 +211,14 @@ def record_video(
     out: str | os.PathLike[str],
     checkpoint: str = "latest",
     episodes: int = 1,
-    greedy: bool = False,
+    greedy: bool | None = None,
     fps: float | None = None,
     seed: int = 0,
 ) -> tuple[Path, list[float]]:
     """Writes a GIF or MP4 (by ``out``'s suffix) of the policy playing full-size frames.
 
     A self-play run (``sf/DoomDuel-v0``) is filmed from ``player_0``'s view, with the policy
-    playing every agent of the match.
+    playing every agent of the match. ``greedy`` defaults to how the run evaluated itself.
 
     Returns:
         The video path and the return of each recorded episode.
@@ -236,6 +240,7 @@ def record_video(
                 "writing .mp4 needs imageio-ffmpeg: pip install 'sf-train[video]' or write a .gif"
             ) from e
     cfg = load_run_config(run_dir)
+    greedy = cfg.run.eval_greedy if greedy is None else greedy
     dev = _device(cfg, None)
     env: _OneAgent | _Match = (
         _Match(make_match_env(cfg.env))

@@ -39,6 +39,7 @@ RESUMABLE_FIELDS = frozenset(
         "run.checkpoint_seconds",
         "run.keep_checkpoints",
         "run.eval_episodes",
+        "run.eval_greedy",
         "env.worker_timeout",
         "env.worker_max_restarts",
     }

@@ -344,6 +344,7 @@ class Trainer(PopulationControl, Reporting):
             model.eval(),
             self.cfg.run.eval_episodes,
             device=self.device,
+            greedy=self.cfg.run.eval_greedy,
             seed=self.cfg.run.seed + self.frames,  # apart from `sf-train eval`'s 12345
         )
         summary = result.summary()
@@ -352,8 +353,9 @@ class Trainer(PopulationControl, Reporting):
         for key in ("return_mean", "return_median", "length_mean", "timeout_fraction"):
             self.writer.add_scalar(self._tag(member, f"eval/{key}"), summary[key], self.frames)
         log.info(
-            "evaluation%s at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
+            "%sevaluation%s at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
             "episodes)",
+            "greedy " if self.cfg.run.eval_greedy else "",
             f" of policy {member.index}" if self.num_policies > 1 else "",
             self.frames,
             summary["return_mean"],
