@@ -193,8 +193,9 @@ def evaluate_policy(
         venv.close()
     table = np.array(variables) if variables else np.zeros((0, len(names)))
     by_name = {name: table[:, j] for j, name in enumerate(names)} if len(table) else {}
-    cut_ = np.array(cut, dtype=bool)
-    return EvalResult(None, np.array(returns), np.array(lengths), cut_, by_name, quota, greedy)
+    return EvalResult(
+        None, np.array(returns), np.array(lengths), np.array(cut, bool), by_name, quota, greedy
+    )
 
 
 def _eval_env_count(cfg: Config, wanted: int) -> int:
