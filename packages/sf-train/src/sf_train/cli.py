@@ -116,6 +116,14 @@ def _train(argv: list[str]) -> int:
     return 0
 
 
+def _add_greedy_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--greedy",
+        action=argparse.BooleanOptionalAction,
+        help="most likely action, no sampling (default: as the run evaluated, run.eval_greedy)",
+    )
+
+
 def _eval(argv: list[str]) -> int:
     from sf_train.evaluate import evaluate
 
@@ -131,11 +139,7 @@ def _eval(argv: list[str]) -> int:
     )
     parser.add_argument("--num-envs", type=int, help="envs in parallel (default: the run's)")
     parser.add_argument("--device", help="'auto', 'cpu', 'cuda' (default: the run's)")
-    parser.add_argument(
-        "--greedy",
-        action=argparse.BooleanOptionalAction,
-        help="most likely action, no sampling (default: as the run evaluated, run.eval_greedy)",
-    )
+    _add_greedy_flag(parser)
     parser.add_argument("--seed", type=int, default=12345, help="env and action seed")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
@@ -187,11 +191,7 @@ def _enjoy(argv: list[str]) -> int:
     parser.add_argument(
         "--checkpoint", default="latest", help="'latest' (default), 'best' or a checkpoint path"
     )
-    parser.add_argument(
-        "--greedy",
-        action=argparse.BooleanOptionalAction,
-        help="most likely action, no sampling (default: as the run evaluated, run.eval_greedy)",
-    )
+    _add_greedy_flag(parser)
     parser.add_argument("--fps", type=float, help="playback frames/s (default: real time)")
     parser.add_argument("--seed", type=int, default=0, help="env and action seed")
     args = parser.parse_args(argv)

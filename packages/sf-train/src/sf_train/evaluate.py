@@ -99,6 +99,12 @@ def _device(cfg: Config, device: str | None) -> torch.device:
     return resolve_device(device or cfg.run.device)
 
 
+def _plays_greedily(cfg: Config, greedy: bool | None) -> bool:
+    """``greedy`` as asked, or else as the run evaluated its checkpoints (``run.eval_greedy``),
+    so that a later evaluation plays the policy that ``best.pt`` was chosen for."""
+    return cfg.run.eval_greedy if greedy is None else greedy
+
+
 def evaluate(
     run_dir: str | os.PathLike[str],
     episodes: int,
@@ -125,7 +131,7 @@ def evaluate(
         seed: Seed of the envs and the action sampling (unlike training's, by default).
     """
     cfg = load_run_config(run_dir)
-    greedy = cfg.run.eval_greedy if greedy is None else greedy
+    greedy = _plays_greedily(cfg, greedy)
     dev = _device(cfg, device)
     path = find_checkpoint(run_dir, checkpoint)
 
@@ -241,7 +247,7 @@ def record_video(
                 "writing .mp4 needs imageio-ffmpeg: pip install 'sf-train[video]' or write a .gif"
             ) from e
     cfg = load_run_config(run_dir)
-    greedy = cfg.run.eval_greedy if greedy is None else greedy
+    greedy = _plays_greedily(cfg, greedy)
     dev = _device(cfg, None)
     env: _OneAgent | _Match = (
         _Match(make_match_env(cfg.env))

@@ -355,7 +355,7 @@ class Trainer(PopulationControl, Reporting):
         log.info(
             "%sevaluation%s at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
             "episodes)",
-            "greedy " if self.cfg.run.eval_greedy else "",
+            "greedy " if result.greedy else "",
             f" of policy {member.index}" if self.num_policies > 1 else "",
             self.frames,
             summary["return_mean"],
