@@ -18,6 +18,7 @@ from pathlib import Path
 import fault_players
 import pytest
 from league_support import children_of, stored_games
+from owner_support import as_foreground_job
 
 import sf_league.tournament
 from sf_envs.match import bot_ladder
@@ -151,6 +152,7 @@ def test_an_interrupted_tournament_leaves_nothing_behind(
         [sys.executable, "-m", "sf_league.cli", "evaluate", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=as_foreground_job,
     )
     runners: list[int] = []
     engines: list[int] = []

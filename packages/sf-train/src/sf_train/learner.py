@@ -56,6 +56,11 @@ def _select(x: Tensor | dict[str, Tensor], cols: Tensor) -> Tensor | dict[str, T
     return x[:, cols]
 
 
+def _select_columns(data: dict, cols: Tensor) -> dict:
+    """The trajectories ``cols`` of a batch (the states are ``[B, H]``, the rest ``[T, B, ...]``)."""
+    return {k: (v[cols] if k == "rnn_state" else _select(v, cols)) for k, v in data.items()}
+
+
 class Learner:
     """Trains an :class:`ActorCritic` on trajectory batches and counts policy versions.
 
@@ -168,9 +173,8 @@ class Learner:
         for epoch in range(cfg.num_epochs):
             perm = torch.randperm(batch.B, device=self.device)
             for cols in perm.chunk(cfg.num_minibatches):
-                mb = {
-                    k: (v[cols] if k == "rnn_state" else _select(v, cols)) for k, v in data.items()
-                }
+                # One minibatch is the whole batch: no shuffled copy of its screens.
+                mb = data if cfg.num_minibatches == 1 else _select_columns(data, cols)
                 for group in self.optimizer.param_groups:
                     group["lr"] = self.lr
                 loss, stats = self._minibatch_loss(mb, first_epoch=epoch == 0)

@@ -70,9 +70,13 @@ class RunningMeanStd(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """Returns ``clip((x - mean) / sqrt(var + eps))`` in ``x``'s floating dtype."""
         dtype = x.dtype if x.is_floating_point() else torch.float32
-        mean = self.mean.to(dtype)
-        std = torch.sqrt(self.var + self.eps).to(dtype)
-        return torch.clamp((x.to(dtype) - mean) / std, -self.clip, self.clip)
+        scale = torch.rsqrt(self.var + self.eps)
+        shift = (-self.mean * scale).to(dtype)
+        scale = scale.to(dtype)
+        # Screens are tens of megabytes a training batch: scale, shift and clip the one copy
+        # that the cast makes, in place (less than half the time of four new tensors).
+        y = x * scale if x.dtype == dtype else x.to(dtype).mul_(scale)
+        return y.add_(shift).clamp_(-self.clip, self.clip)
 
 
 def _byte_moments(x: Tensor) -> tuple[Tensor, Tensor, int]:
