@@ -118,6 +118,12 @@ class _Watch:
         self.samples += 1
 
 
+def _interruptible() -> None:
+    # SIGINT at its default, as a terminal's foreground job has it: a benchmark started as a
+    # background job passes SIGINT ignored on, and its contenders would then not see Ctrl-C.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_for(command: list[str], folder: Path, seconds: float) -> Supervision:
     """Runs ``command`` in ``folder`` (output to ``train.log`` there) for ``seconds`` of wall
     time or until it exits, then stops every process it started and removes the /dev/shm
@@ -131,6 +137,7 @@ def run_for(command: list[str], folder: Path, seconds: float) -> Supervision:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, signalled as a whole
+            preexec_fn=_interruptible,
         )
         try:
             while (now := time.time()) < start + seconds and proc.poll() is None:
