@@ -15,20 +15,14 @@ import subprocess
 import time
 from pathlib import Path
 
-__all__ = ["as_foreground_job", "end_owner"]
+from sf_envs.vector.procs import interruptible
+
+__all__ = ["end_owner"]
 
 # What ViZDoom creates in /dev/shm per engine (measured), followed by its instance id.
 VIZDOOM_SHM = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
 # Until the owner's end has been swept up (engines killed, files removed).
 _SWEEP_LIMIT_S = 20.0
-
-
-def as_foreground_job() -> None:
-    """A ``preexec_fn`` for a child that a test will Ctrl-C: SIGINT at its default, as in a
-    terminal's foreground job. A shell starts background jobs with SIGINT ignored, the ignore
-    is inherited, and Python then never raises KeyboardInterrupt: a suite run in the
-    background would see Ctrl-C do nothing (measured: sf-train kept training)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -97,7 +91,7 @@ def end_owner(
             cwd=tmp_path,
             env={**os.environ, "TMPDIR": str(tmpdir)},
             start_new_session=True,
-            preexec_fn=as_foreground_job,
+            preexec_fn=interruptible,
         )
     engines: dict[int, str] = {}
     files: set[str] = set()

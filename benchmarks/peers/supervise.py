@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sf_envs.vector.procs import interruptible
+
 __all__ = ["Supervision", "run_for"]
 
 STOP_SIGNALS = ((signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
@@ -118,12 +120,6 @@ class _Watch:
         self.samples += 1
 
 
-def _interruptible() -> None:
-    # SIGINT at its default, as a terminal's foreground job has it: a benchmark started as a
-    # background job passes SIGINT ignored on, and its contenders would then not see Ctrl-C.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def run_for(command: list[str], folder: Path, seconds: float) -> Supervision:
     """Runs ``command`` in ``folder`` (output to ``train.log`` there) for ``seconds`` of wall
     time or until it exits, then stops every process it started and removes the /dev/shm
@@ -137,7 +133,7 @@ def run_for(command: list[str], folder: Path, seconds: float) -> Supervision:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, signalled as a whole
-            preexec_fn=_interruptible,
+            preexec_fn=interruptible,
         )
         try:
             while (now := time.time()) < start + seconds and proc.poll() is None:

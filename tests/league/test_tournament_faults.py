@@ -18,11 +18,10 @@ from pathlib import Path
 import fault_players
 import pytest
 from league_support import children_of, stored_games
-from owner_support import as_foreground_job
 
 import sf_league.tournament
 from sf_envs.match import bot_ladder
-from sf_envs.vector.procs import command_line_option
+from sf_envs.vector.procs import command_line_option, interruptible
 from sf_league.cli import main
 from sf_league.players import parse_player
 from sf_league.store import LeagueStore
@@ -152,7 +151,7 @@ def test_an_interrupted_tournament_leaves_nothing_behind(
         [sys.executable, "-m", "sf_league.cli", "evaluate", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        preexec_fn=as_foreground_job,
+        preexec_fn=interruptible,
     )
     runners: list[int] = []
     engines: list[int] = []

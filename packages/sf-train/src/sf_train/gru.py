@@ -82,9 +82,11 @@ class _Recurrence(torch.autograd.Function):
             grad_candidate = grad_h * (1 - update) * (1 - candidate * candidate)
             grad_update = grad_h * (kept[t] - candidate) * update * (1 - update)
             grad_reset = grad_candidate * hidden_candidate * reset * (1 - reset)
-            grad_input_gates[t] = torch.cat([grad_reset, grad_update, grad_candidate], -1)
-            grad_hidden = grad_hidden_gates[t]
-            grad_hidden[:, : 2 * H] = grad_input_gates[t, :, : 2 * H]
+            grad_input, grad_hidden = grad_input_gates[t], grad_hidden_gates[t]
+            grad_input[:, :H] = grad_reset
+            grad_input[:, H : 2 * H] = grad_update
+            grad_input[:, 2 * H :] = grad_candidate
+            grad_hidden[:, : 2 * H] = grad_input[:, : 2 * H]
             torch.mul(grad_candidate, reset, out=grad_hidden[:, 2 * H :])
             grad_h = torch.addmm(grad_h * update, grad_hidden, weight_) * keep[t]
         grad_weight = grad_hidden_gates.flatten(0, 1).t() @ kept.flatten(0, 1)

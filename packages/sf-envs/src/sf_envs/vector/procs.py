@@ -1,7 +1,8 @@
 """Finding processes from ``/proc`` (:func:`find_processes`, :func:`command_line_option`: the one
 scanner of the sf packages) and killing a worker's process group, ViZDoom engines included;
-running a risky job in a child process of its own session (:func:`run_in_child`); and sending the
-console of the engines a process starts to a log file (:func:`redirect_console`).
+running a risky job in a child process of its own session (:func:`run_in_child`); sending the
+console of the engines a process starts to a log file (:func:`redirect_console`); and starting a
+child that Ctrl-C reaches however its parent was started (:func:`interruptible`).
 
 A ViZDoom engine killed by SIGKILL cannot remove its shared memory and message queues
 (``/dev/shm/ViZDoom{SM,MQCtr,MQDoom}<instance id>``, ≈ 10 MB per engine), so before killing a
@@ -26,6 +27,7 @@ __all__ = [
     "command_line_option",
     "console_to",
     "find_processes",
+    "interruptible",
     "kill_group",
     "kill_processes",
     "log_tail",
@@ -37,6 +39,14 @@ __all__ = [
 # How often a risky child's shared memory is noted while it runs: a failed engine start
 # takes a quarter of a second or more.
 _NOTE_INSTANCES_S = 0.05
+
+
+def interruptible() -> None:
+    """A ``preexec_fn`` for a child that is to be stopped by Ctrl-C (SIGINT): SIGINT at its
+    default, as in a terminal's foreground job. A shell starts background jobs with SIGINT
+    ignored, children inherit the ignore, and Python then never raises KeyboardInterrupt
+    (measured: sf-train kept training after SIGINT when its parent ran as such a job)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def command_line_option(pid: int, flag: str) -> str | None:
