@@ -76,6 +76,26 @@ def test_normalizers_live_in_the_state_dict():
     )
 
 
+def test_per_pixel_screen_statistics_match_numpy_and_fade_a_static_screen():
+    """'per_pixel' keeps a mean and std for every pixel of every channel; a pixel that never
+    changes normalises to zero, one that does keeps its contrast."""
+    cfg = ModelConfig(**{**SMALL.__dict__, "screen_norm": "per_pixel"})
+    model = ActorCritic(SCREEN, spaces.Discrete(3), cfg)
+    rng = np.random.default_rng(0)
+    batches = [rng.integers(0, 256, (n, *SCREEN.shape), dtype=np.uint8) for n in (7, 1, 30)]
+    for screens in batches:
+        screens[:, :, 0, 0] = 90  # a static pixel in every channel
+        model.update_normalizers(torch.from_numpy(screens))
+    full = np.concatenate(batches).astype(np.float64)
+    norm = model.screen_norm
+    assert norm.mean.shape == SCREEN.shape
+    np.testing.assert_allclose(norm.mean.numpy(), full.mean(0), rtol=1e-6)
+    np.testing.assert_allclose(norm.var.numpy(), full.var(0), rtol=1e-5, atol=1e-6)
+    x = norm(torch.from_numpy(batches[0]))
+    assert torch.all(x[:, :, 0, 0] == 0)
+    assert x[:, :, 1:, 1:].std() > 0.9
+
+
 def test_running_mean_std_matches_numpy_over_all_batches():
     rms = RunningMeanStd((3,))
     data = [np.random.default_rng(i).normal(i, i + 1, (n, 3)) for i, n in enumerate((5, 1, 40))]

@@ -26,6 +26,7 @@ CASES = {
         WITH_MEASUREMENTS,
         ModelConfig(**SMALL, rnn=True, rnn_size=8, screen_norm="running", normalize_values=True),
     ),
+    "per-pixel": (SCREEN, ModelConfig(**SMALL, screen_norm="per_pixel")),
 }
 ACTIONS = spaces.MultiDiscrete([3, 2])
 NUM_ENVS = 10

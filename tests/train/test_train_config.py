@@ -35,7 +35,7 @@ def test_validation_reports_every_error_at_once():
     cfg = Config(
         env=EnvConfig(num_envs=6, batch_size=0),
         model=ModelConfig(conv_channels=(16, 32, 64)),
-        algo=AlgoConfig(gamma=1.5, num_minibatches=4, clip_ratio=0.0),
+        algo=AlgoConfig(gamma=1.5, num_minibatches=4, clip_ratio=0.0, trace_lambda=1.2),
         run=RunConfig(device="tpu"),
     )
     with pytest.raises(ConfigError) as info:
@@ -48,11 +48,12 @@ def test_validation_reports_every_error_at_once():
         "algo.gamma=1.5",
         "algo.num_minibatches=4: use a divisor of env.num_envs (6)",
         "algo.clip_ratio=0.0",
+        "algo.trace_lambda=1.2: use a value in (0, 1]",
         "run.device='tpu'",
     ):
         assert any(expected in e for e in errors), expected
         assert expected in text
-    assert len(errors) == 6
+    assert len(errors) == 7
     assert isinstance(info.value, ValueError)
 
 

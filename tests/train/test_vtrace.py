@@ -74,6 +74,32 @@ def test_on_policy_untruncated_equals_n_step_returns():
     np.testing.assert_allclose(out.vs.numpy(), expected, atol=1e-5)
 
 
+@pytest.mark.parametrize("trace_lambda", [0.95, 0.5])
+def test_on_policy_trace_lambda_gives_lambda_returns(trace_lambda):
+    """On policy, lambda in the traces turns the targets into lambda-returns,
+    ``G_s = r_s + gamma_s * ((1 - lambda) V(x_{s+1}) + lambda G_{s+1})`` with ``G_T = V(x_T)``."""
+    _, discounts, rewards, values, bootstrap = random_inputs(T=6, B=4, seed=3)
+    T, B = values.shape
+    expected = np.zeros((T, B))
+    for b in range(B):
+        following = bootstrap[b]  # G_{s+1}
+        for s in range(T - 1, -1, -1):
+            v_next = values[s + 1, b] if s + 1 < T else bootstrap[b]
+            mixed = (1 - trace_lambda) * v_next + trace_lambda * following
+            expected[s, b] = following = rewards[s, b] + discounts[s, b] * mixed
+    out = vtrace(
+        torch.zeros(T, B, dtype=torch.float64),
+        *(torch.tensor(x, dtype=torch.float64) for x in (discounts, rewards, values, bootstrap)),
+        trace_lambda=trace_lambda,
+    )
+    np.testing.assert_allclose(out.vs.numpy(), expected, atol=1e-10)
+    whole = vtrace(
+        torch.zeros(T, B, dtype=torch.float64),
+        *(torch.tensor(x, dtype=torch.float64) for x in (discounts, rewards, values, bootstrap)),
+    )
+    assert not torch.allclose(whole.vs, out.vs), "lambda below 1 must change the targets"
+
+
 def test_float32_matches_float64():
     inputs = random_inputs(T=32, B=8, seed=2)
     out64 = vtrace(*(torch.tensor(x, dtype=torch.float64) for x in inputs))

@@ -117,9 +117,11 @@ class ModelConfig:
     on a CPU it costs speed that scenarios showing everything on screen do not repay."""
     rnn_size: int = 128
     """Hidden size of the GRU core."""
-    screen_norm: Literal["scale", "running"] = "scale"
-    """How screens are normalised: 'scale' divides by 255, 'running' subtracts a running mean
-    and divides by a running std (one scalar each, saved with the model)."""
+    screen_norm: Literal["scale", "running", "per_pixel"] = "scale"
+    """How screens are normalised: 'scale' divides by 255; 'running' subtracts a running mean
+    and divides by a running std (one scalar each, saved with the model); 'per_pixel' keeps
+    that mean and std for every pixel of every channel (Sample Factory's input normalisation),
+    so what never changes on screen (a static room) fades to zero and what moves stands out."""
     normalize_measurements: bool = True
     """Normalise measurements with a running per-entry mean and std, saved with the model."""
     normalize_values: bool = False
@@ -178,6 +180,10 @@ class AlgoConfig:
     """V-trace importance-weight truncation; inf disables it."""
     c_bar: float = 1.0
     """V-trace trace-coefficient truncation; inf disables it."""
+    trace_lambda: float = 1.0
+    """V-trace's lambda (the IMPALA paper's remark 2): trace coefficients are multiplied by it,
+    so on-policy targets are lambda-returns as in GAE. 1 keeps whole-trajectory returns; 0.95
+    (Sample Factory's GAE lambda) lowers their variance at the price of leaning on the critic."""
     max_policy_lag: int = 100
     """Samples produced more than this many policy versions ago are excluded from the loss."""
     normalize_advantages: bool = True
@@ -372,6 +378,8 @@ def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
     for name in ("max_grad_norm", "rho_bar", "c_bar"):
         if not getattr(c, name) > 0:
             errors.append(f"algo.{name}={getattr(c, name)}: use a positive value (inf allowed)")
+    if not 0.0 < c.trace_lambda <= 1.0:
+        errors.append(f"algo.trace_lambda={c.trace_lambda}: use a value in (0, 1], e.g. 0.95")
     if c.opponent_pool < 0:
         errors.append(f"algo.opponent_pool={c.opponent_pool}: use 0 (pure self-play) or more")
     if c.opponent_snapshot_every < 1:

@@ -107,6 +107,7 @@ class Learner:
                 values[T].detach(),
                 rho_bar=cfg.rho_bar,
                 c_bar=cfg.c_bar,
+                trace_lambda=cfg.trace_lambda,
                 # Zero where nothing was cut (and where value_bootstrap is off).
                 truncation_bootstrap=cfg.gamma * mb["truncation_values"],
             )

@@ -123,7 +123,8 @@ class ActorCritic(nn.Module):
         _init_linear(self.fc, math.sqrt(2))
         features = cfg.fc_size
 
-        self.screen_norm = RunningMeanStd(()) if cfg.screen_norm == "running" else None
+        norm_shape = {"running": (), "per_pixel": tuple(screen.shape)}.get(cfg.screen_norm)
+        self.screen_norm = None if norm_shape is None else RunningMeanStd(norm_shape)
         self.measurements_mlp: nn.Linear | None = None
         self.measurements_norm: RunningMeanStd | None = None
         if measurements is not None:

@@ -195,7 +195,10 @@ class StackedRunner:
         w = self._weights
         P, N = screen.shape[:2]
         if w.screen_norm is not None:
-            mean, std = (s.view(P, 1, 1, 1, 1) for s in w.screen_norm)
+            # [P, 1] (one scalar) or [P, 1, C, H, W] (per pixel), broadcast over the screens.
+            mean, std = (
+                s.reshape(*s.shape, *[1] * (screen.dim() - s.dim())) for s in w.screen_norm
+            )
             x = torch.clamp((screen.float() - mean) / std, -w.screen_clip, w.screen_clip)
         else:
             x = screen.float() * (1.0 / 255.0)

@@ -69,12 +69,13 @@ def vtrace(
     c_bar: float = 1.0,
     pg_rho_bar: float | None = None,
     truncation_bootstrap: Tensor | None = None,
+    trace_lambda: float = 1.0,
 ) -> VTraceReturns:
     """Computes V-trace targets and advantages for a batch of trajectories.
 
     With ``delta_s = min(rho_bar, rho_s) * (r_s + b_s + gamma_s V(x_{s+1}) - V(x_s))`` the
     targets follow the backward recursion
-    ``v_s - V(x_s) = delta_s + gamma_s * min(c_bar, rho_s) * (v_{s+1} - V(x_{s+1}))``
+    ``v_s - V(x_s) = delta_s + gamma_s * lambda * min(c_bar, rho_s) * (v_{s+1} - V(x_{s+1}))``
     with ``v_T = V(x_T) = bootstrap_value``. Episode ends are expressed through ``discounts``
     (``gamma * (1 - done)``), which cuts both the bootstrap and the trace at the boundary.
 
@@ -104,6 +105,9 @@ def vtrace(
         truncation_bootstrap: ``b_s``: ``gamma * V(x_final)`` where a time limit truncated
             the episode after step ``s`` (its ``discounts_s`` is 0), 0 elsewhere, ``[T, B]``;
             ``None`` treats every episode end as a termination.
+        trace_lambda: ``lambda`` in the trace coefficients (Espeholt et al., remark 2): on
+            policy the targets are lambda-returns, as in GAE; below 1 it trades the bias of
+            the value estimate for less variance of long traces.
 
     Returns:
         The targets ``vs`` and advantages ``pg_advantages``, both ``[T, B]``.
@@ -126,7 +130,7 @@ def vtrace(
         pg_rho_bar = rho_bar
     rhos = torch.exp(log_rhos)
     clipped_rhos = torch.clamp(rhos, max=rho_bar)
-    cs = torch.clamp(rhos, max=c_bar)
+    cs = trace_lambda * torch.clamp(rhos, max=c_bar)
 
     values_tp1 = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
     deltas = clipped_rhos * (rewards + discounts * values_tp1 - values)
