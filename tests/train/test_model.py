@@ -94,6 +94,19 @@ def test_per_pixel_screen_statistics_match_numpy_and_fade_a_static_screen():
     x = norm(torch.from_numpy(batches[0]))
     assert torch.all(x[:, :, 0, 0] == 0)
     assert x[:, :, 1:, 1:].std() > 0.9
+    channels_last = torch.from_numpy(batches[0]).contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(norm(channels_last), x)
+
+
+def test_per_entry_byte_statistics_stay_exact_past_float32_integers():
+    """Sums of squared bytes pass 2**24 (float32's last exact integer) beyond 258 rows; the
+    statistics of 700 rows of near-255 bytes still equal numpy's in float64."""
+    rng = np.random.default_rng(1)
+    rows = rng.integers(250, 256, (700, 2, 3), dtype=np.uint8)
+    rms = RunningMeanStd((2, 3))
+    rms.update(torch.from_numpy(rows))
+    np.testing.assert_allclose(rms.mean.numpy(), rows.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(rms.var.numpy(), rows.astype(np.float64).var(0), rtol=1e-9)
 
 
 def test_running_mean_std_matches_numpy_over_all_batches():
