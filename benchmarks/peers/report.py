@@ -152,14 +152,12 @@ def table(scenario: str, summaries: list[Summary], target: float | None) -> str:
         a = by_key["a"]
         ratios = [
             f"({k})/(a) frames/s {_ratio(by_key[k].fps_window, a.fps_window)}"
-            for k in ("b", "c", "d")
-            if k in by_key
+            for k in sorted(by_key.keys() - {"a"})
         ]
         if target is not None:
             ratios += [
                 f"({k})/(a) frames to {target:g} {_ratio(by_key[k].target_frames, a.target_frames)}"
-                for k in ("b", "d")
-                if k in by_key
+                for k in sorted(by_key.keys() - {"a", "c"})
             ]
             if "c" in by_key:
                 c_time = by_key["c"].target_time_s
@@ -167,8 +165,7 @@ def table(scenario: str, summaries: list[Summary], target: float | None) -> str:
         if a.metric == "kills":  # no target: the scores at the end of the same wall time
             ratios += [
                 f"({k})/(a) final {name} {_ratio(by_key[k].final_mean, a.final_mean)}"
-                for k in ("b", "c", "d")
-                if k in by_key
+                for k in sorted(by_key.keys() - {"a"})
             ]
         lines += ["", "Ratios (median-window frames/s): " + ", ".join(ratios)]
     return "\n".join(lines)

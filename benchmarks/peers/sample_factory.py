@@ -1,6 +1,6 @@
 """sf-train against Sample Factory 2.1.1 on Doom, same machine, same sitting, same wall clock.
 
-Four contenders train each scenario for the same wall-clock budget with 8 envs on 2 workers:
+Five contenders train each scenario for the same wall-clock budget with 8 envs on 2 workers:
 
   a. Sample Factory 2.1.1's own Doom APPO through its entry point
      (``python -m sf_examples.vizdoom.train_vizdoom``): its default Doom model (conv 32/64/128,
@@ -15,6 +15,8 @@ Four contenders train each scenario for the same wall-clock budget with 8 envs o
      ``--c-frames`` sets the budget.
   d. b with ``--precision bfloat16``: the same model and settings, its products in bfloat16
      (the sampler's weights, and the learner under autocast; see ``sf_train.config``).
+  e. b with ``--precision int8``: the same model and settings, learning in float32 and acting
+     with the FC layer and GRU quantized to int8 (``sf_train.int8``).
 
 The sf-train contenders step half their envs per recv (``--batch-size 4``, as Sample Factory's
 ``worker_num_splits=2`` does), checkpoint by time only and skip their in-training evaluation
@@ -49,7 +51,7 @@ it on an otherwise idle machine, from the repo root:
 
     hatch run python benchmarks/peers/sample_factory.py \\
         [--scenarios basic defend_the_center battle] [--seconds 200] [--grid 20] \\
-        [--episodes 100] [--contenders a b c d] [--out runs/peers] [--venv PATH] \\
+        [--episodes 100] [--contenders a b c d e] [--out runs/peers] [--venv PATH] \\
         [--c-frames N] [--c-args='SF-TRAIN FLAGS'] [--eval-only]
 
 Wall time with the defaults (basic and defend_the_center) on a 2-core machine, about 60-80
@@ -100,6 +102,13 @@ CONTENDERS: dict[str, str] = {
     "b": "sf-train --preset sample-factory",
     "c": "sf-train defaults",
     "d": "sf-train --preset sample-factory --precision bfloat16",
+    "e": "sf-train --preset sample-factory --precision int8",
+}
+#: The contenders that run sf-train's sample-factory preset (with their extra flags).
+PRESET_FLAGS: dict[str, list[str]] = {
+    "b": [],
+    "d": ["--precision", "bfloat16"],
+    "e": ["--precision", "int8"],
 }
 TARGET = {"basic": 75.0}  # the mean return that counts as solved, in ViZDoom's units
 NUM_ENVS, NUM_WORKERS = 8, 2
@@ -160,11 +169,9 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
             *(f"--save_every_sec={args.grid}", "--keep_checkpoints=1000"),
         ]
     else:
-        preset = {
-            "b": ["--preset", "sample-factory"],
-            "c": list(args.c_args),
-            "d": ["--preset", "sample-factory", "--precision", "bfloat16"],
-        }[key]
+        preset = (
+            list(args.c_args) if key == "c" else ["--preset", "sample-factory", *PRESET_FLAGS[key]]
+        )
         command = [
             *(sys.executable, "-m", "sf_train.cli", "train", "--env", env_id),
             *("--run-dir", str(run_dir), *preset, "--seed", str(args.seed)),
@@ -335,9 +342,9 @@ def ensure_venv(venv: Path) -> dict[str, str]:
 def _sf_train_problems(contenders: list[str]) -> list[str]:
     """Flags this script needs that the installed sf-train lacks."""
     needed = {"--checkpoint-seconds", "--eval-episodes"} | (
-        {"--preset"} if set(contenders) & {"b", "d"} else set()
+        {"--preset"} if set(contenders) & PRESET_FLAGS.keys() else set()
     )
-    if not set(contenders) & {"b", "c", "d"}:
+    if contenders == ["a"]:
         return []
     help_text = subprocess.run(
         [sys.executable, "-m", "sf_train.cli", "train", "--help"], capture_output=True, text=True

@@ -200,18 +200,20 @@ def test_learner_errors_reach_the_caller_and_stop_the_thread(toy_config, monkeyp
     assert not [t for t in threading.enumerate() if t.name == "sf-train-learner"]
 
 
-@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+@pytest.mark.parametrize("precision", ["float32", "bfloat16", "int8"])
 def test_async_training_learns_the_toy_env(toy_config, precision):
     """A random policy scores 8 of 16; the default algorithm settings learn it within 100
-    batches of 128 steps, also when the sampler acts with bfloat16 weights."""
+    batches of 128 steps, also when the sampler acts with bfloat16 or int8 weights."""
     cfg = toy_config(frames=12_800)
     cfg.env.num_envs, cfg.env.batch_size = 8, 4
     # A short horizon: rewards pay single actions.
     cfg.algo = AlgoConfig(rollout=16, gamma=0.5, precision=precision)
     with Trainer(cfg) as trainer:
         acting = {p.dtype for p in trainer.weights.model.parameters()}
+        quantized = trainer.weights.model._int8 is not None
         result = trainer.train()
-    assert acting == {getattr(torch, precision)}
+    assert acting == {torch.float32 if precision == "int8" else getattr(torch, precision)}
+    assert quantized == (precision == "int8")
     assert result.mean_return >= 14.5
 
 

@@ -196,13 +196,15 @@ class AlgoConfig:
     opponent_snapshot_every: int = 500
     """With opponent_pool: policy versions (optimiser steps) between snapshots; each snapshot
     also draws the opponent anew."""
-    precision: Literal["float32", "bfloat16"] = "float32"
+    precision: Literal["float32", "bfloat16", "int8"] = "float32"
     """Precision of the network's convolutions and matrix products. 'bfloat16' keeps the
     sampler's copy of the weights in bfloat16 and runs the learner's passes under
     torch.autocast; the learner's weights, Adam's state, the losses and V-trace stay float32.
-    The actions' recorded log-probabilities are those of the bfloat16 policy that acted, and
-    V-trace corrects for the rounding as for any policy lag. Faster on CPUs with bfloat16
-    units, but it can learn slower per frame: measure before relying on it."""
+    'int8' (CPU, one policy) learns in float32 and acts with the FC layer and GRU quantized to
+    int8 (:mod:`sf_train.int8`), which at a sampler's few rows per call are bound by reading
+    their weights. Either way the actions' recorded log-probabilities are those of the policy
+    that acted, and V-trace corrects for the rounding as for any policy lag. bfloat16 is
+    faster only on CPUs with bfloat16 units; measure either before relying on it."""
     value_bootstrap: bool = True
     """Where a time limit truncates an episode, bootstrap its last step from the value of the
     final observation (Pardo et al. 2018, "Time Limits in Reinforcement Learning") instead of
@@ -356,6 +358,11 @@ def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
             f"algo.num_minibatches={c.num_minibatches}: use a divisor of env.num_envs "
             f"({env.num_envs}) / num_policies ({c.num_policies}), minibatches are split along "
             "envs"
+        )
+    if c.num_policies > 1 and c.precision == "int8":
+        errors.append(
+            f"algo.precision='int8' with num_policies={c.num_policies}: a population acts in "
+            "one stacked float32 pass; use --precision float32 (or train one policy)"
         )
     if c.num_policies > 1 and c.opponent_pool:
         errors.append(

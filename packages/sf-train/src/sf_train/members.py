@@ -54,6 +54,7 @@ class SharedWeights:
                     self.model.state_dict().values(), source.state_dict().values(), strict=True
                 ):
                     dst.copy_(src)
+                self.model.requantize()
             self.version = version
 
 

@@ -44,6 +44,7 @@ from sf_train.config import (
 from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate_policy
+from sf_train.int8 import check_int8_support
 from sf_train.learner import Learner
 from sf_train.members import (
     Member,
@@ -191,6 +192,8 @@ class Trainer(PopulationControl, Reporting):
         learner = Learner(model, cfg.algo, self.device)
         # Sync mode acts with the learner's own model, unless acting needs its own precision.
         precision = cfg.algo.precision
+        if precision == "int8":
+            check_int8_support(self.device)
         acting = model if sync and precision == "float32" else model.acting_copy(precision)
         folder = policy_folder(self.run_dir, index, cfg.algo.num_policies)
         checkpoints = checkpoints_of(folder, cfg.run.keep_checkpoints)
