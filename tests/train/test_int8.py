@@ -10,7 +10,7 @@ from test_model import ACTIONS, DICT, SCREEN, make_obs
 from torch import nn
 
 from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, validate
-from sf_train.int8 import Int8Cell, Int8Linear, check_int8_support
+from sf_train.int8 import Int8Layers, check_int8_support
 from sf_train.members import SharedWeights
 from sf_train.model import ActorCritic
 
@@ -29,9 +29,10 @@ def test_linear_and_cell_match_their_float_layers():
     torch.manual_seed(0)
     linear, cell = nn.Linear(256, 64), nn.GRUCell(64, 32)
     x, h = torch.randn(4, 256), torch.randn(4, 32)
+    layers = Int8Layers(linear, cell)
     with torch.no_grad():
-        _close_to(Int8Linear(linear)(x), linear(x))
-        _close_to(Int8Cell(cell)(x[:, :64], h), cell(x[:, :64], h))
+        _close_to(layers.fc(x), linear(x))
+        _close_to(layers.cell(x[:, :64], h), cell(x[:, :64], h))
 
 
 @pytest.mark.parametrize("space", [SCREEN, DICT], ids=["screen", "dict"])

@@ -210,7 +210,7 @@ def test_async_training_learns_the_toy_env(toy_config, precision):
     cfg.algo = AlgoConfig(rollout=16, gamma=0.5, precision=precision)
     with Trainer(cfg) as trainer:
         acting = {p.dtype for p in trainer.weights.model.parameters()}
-        quantized = trainer.weights.model._int8 is not None
+        quantized = trainer.weights.model.int8 is not None
         result = trainer.train()
     assert acting == {torch.float32 if precision == "int8" else getattr(torch, precision)}
     assert quantized == (precision == "int8")

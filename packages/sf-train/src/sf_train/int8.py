@@ -6,7 +6,7 @@ matrices for a few rows each: for Sample Factory's model (FC 2304x512, GRU 512) 
 of float32 per call, and memory bandwidth, not arithmetic, sets their time. Weights quantized
 per output channel to int8 are a quarter of those bytes, and the quantized engine (fbgemm on
 x86) multiplies them with inputs it quantizes on the fly. The learner keeps float32 weights;
-an acting copy re-derives its int8 weights whenever new ones are published. The actions'
+an acting copy gets int8 weights packed anew whenever new ones are published. The actions'
 recorded log-probabilities are those of the int8 policy that acted, so V-trace corrects for
 the rounding as for any policy lag.
 """
@@ -18,7 +18,7 @@ import warnings
 import torch
 from torch import Tensor, nn
 
-__all__ = ["Int8Cell", "Int8Linear", "check_int8_support"]
+__all__ = ["Int8Layers", "check_int8_support"]
 
 
 def check_int8_support(device: torch.device) -> None:
@@ -60,36 +60,29 @@ def _linear(x: Tensor, packed: object) -> Tensor:
     return torch.ops.quantized.linear_dynamic(x.float().contiguous(), packed, True)
 
 
-class Int8Linear:
-    """An ``nn.Linear``'s forward with int8 weights; :meth:`refresh` after the layer changes."""
+class Int8Layers:
+    """The FC layer's and the GRU's forward with int8 weights packed from float layers (the
+    GRU's gate equations in float32 after its two products). Packing takes tens of
+    milliseconds for Sample Factory's model, so a publisher builds new ones from the learner's
+    layers before it takes the acting lock and swaps them in under it."""
 
-    def __init__(self, layer: nn.Linear) -> None:
-        self.layer = layer
-        self.refresh()
+    def __init__(self, fc: nn.Linear, cell: nn.GRUCell | None) -> None:
+        self._fc = _pack(fc.weight, fc.bias)
+        self._cell = (
+            None
+            if cell is None
+            else (_pack(cell.weight_ih, cell.bias_ih), _pack(cell.weight_hh, cell.bias_hh))
+        )
 
-    def refresh(self) -> None:
-        self._packed = _pack(self.layer.weight, self.layer.bias)
+    def fc(self, x: Tensor) -> Tensor:
+        return _linear(x, self._fc)
 
-    def __call__(self, x: Tensor) -> Tensor:
-        return _linear(x, self._packed)
-
-
-class Int8Cell:
-    """An ``nn.GRUCell``'s step with int8 weights (the same gate equations, in float32 after
-    the two products); :meth:`refresh` after the cell changes."""
-
-    def __init__(self, cell: nn.GRUCell) -> None:
-        self.cell = cell
-        self.refresh()
-
-    def refresh(self) -> None:
-        self._input = _pack(self.cell.weight_ih, self.cell.bias_ih)
-        self._hidden = _pack(self.cell.weight_hh, self.cell.bias_hh)
-
-    def __call__(self, x: Tensor, h: Tensor) -> Tensor:
+    def cell(self, x: Tensor, h: Tensor) -> Tensor:
+        if self._cell is None:
+            raise RuntimeError("these int8 layers were packed without a GRU")
         h = h.float()
-        reset_i, update_i, new_i = _linear(x, self._input).chunk(3, dim=-1)
-        reset_h, update_h, new_h = _linear(h, self._hidden).chunk(3, dim=-1)
+        reset_i, update_i, new_i = _linear(x, self._cell[0]).chunk(3, dim=-1)
+        reset_h, update_h, new_h = _linear(h, self._cell[1]).chunk(3, dim=-1)
         reset = torch.sigmoid(reset_i + reset_h)
         update = torch.sigmoid(update_i + update_h)
         new = torch.tanh(new_i + reset * new_h)

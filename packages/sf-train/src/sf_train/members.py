@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch import nn
 
 from sf_train.checkpoint import Checkpoints
 from sf_train.episodes import EpisodeWindow
+from sf_train.int8 import Int8Layers
 from sf_train.learner import Learner
 from sf_train.model import ActorCritic
 
@@ -46,15 +46,20 @@ class SharedWeights:
             yield self.version
 
     @torch.no_grad()
-    def publish(self, source: nn.Module, version: int) -> None:
-        """Copies ``source``'s parameters and buffers (normalisers) in as ``version``."""
+    def publish(self, source: ActorCritic, version: int) -> None:
+        """Copies ``source``'s parameters and buffers (normalisers) in as ``version``; an int8
+        copy's weights are packed from ``source`` before the lock is taken."""
+        int8 = None
+        if self.model.int8 is not None and source is not self.model:
+            int8 = Int8Layers(source.fc, source.rnn)
         with self._lock:
             if source is not self.model:
                 for dst, src in zip(
                     self.model.state_dict().values(), source.state_dict().values(), strict=True
                 ):
                     dst.copy_(src)
-                self.model.requantize()
+                if int8 is not None:
+                    self.model.int8 = int8
             self.version = version
 
 

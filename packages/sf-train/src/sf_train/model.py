@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from sf_train.config import ModelConfig
 from sf_train.distributions import ActionDistribution
 from sf_train.gru import unroll
-from sf_train.int8 import Int8Cell, Int8Linear
+from sf_train.int8 import Int8Layers
 from sf_train.normalize import RunningMeanStd
 
 __all__ = ["ActorCritic", "Obs", "PolicyOutput"]
@@ -145,8 +145,9 @@ class ActorCritic(nn.Module):
         _init_linear(self.critic, 1.0)
         # eps far below any return variance: a scenario paying 0.01 per kill has variances ~1e-4.
         self.value_norm = RunningMeanStd((), eps=1e-10) if cfg.normalize_values else None
-        # An int8 acting copy's products (see acting_copy); never part of the state dict.
-        self._int8: tuple[Int8Linear, Int8Cell | None] | None = None
+        self.int8: Int8Layers | None = None
+        """An int8 acting copy's FC layer and GRU (see :meth:`acting_copy`); None in float.
+        Not part of the state dict."""
 
     def initial_state(self, batch_size: int, device: torch.device | str = "cpu") -> Tensor:
         """Zero recurrent state, ``[batch_size, rnn_size]`` (``[batch_size, 0]`` without GRU)."""
@@ -178,7 +179,7 @@ class ActorCritic(nn.Module):
             x = self.screen_norm(screen)
         else:
             x = screen.float() * (1.0 / 255.0)
-        fc = self.fc if self._int8 is None else self._int8[0]
+        fc = self.fc if self.int8 is None else self.int8.fc
         x = nn.functional.elu(fc(self.conv(x.to(dtype))))
         if self.measurements_mlp is not None:
             m = measurements.float()
@@ -203,7 +204,7 @@ class ActorCritic(nn.Module):
         """One step for a batch of envs (inference): obs ``[B, ...]``, state ``[B, H]``."""
         x = self.encode(obs)
         if self.rnn is not None:
-            cell = self.rnn if self._int8 is None else self._int8[1]
+            cell = self.rnn if self.int8 is None else self.int8.cell
             x = cell(x, rnn_state.to(x.dtype))
             rnn_state = x.float()
         logits, values = self._heads(x)
@@ -214,23 +215,21 @@ class ActorCritic(nn.Module):
     ) -> ActorCritic:
         """A copy to act with; in 'bfloat16' its weights (not its normalisers) are bfloat16,
         in 'int8' its FC layer and GRU multiply with int8 copies of their weights
-        (:mod:`sf_train.int8`; call :meth:`requantize` after changing them). :meth:`forward`
+        (:mod:`sf_train.int8`, :attr:`int8`; call :meth:`requantize` after changing them). :meth:`forward`
         still takes and returns float32 states, logits and values."""
         copy_ = copy.deepcopy(self)
         if precision == "bfloat16":
             for param in copy_.parameters():
                 param.data = param.data.to(torch.bfloat16)
         elif precision == "int8":
-            copy_._int8 = (Int8Linear(copy_.fc), None if copy_.rnn is None else Int8Cell(copy_.rnn))
+            copy_.int8 = Int8Layers(copy_.fc, copy_.rnn)
         return copy_
 
     def requantize(self) -> None:
-        """Re-derives an int8 acting copy's int8 weights from its float ones (no-op for any
+        """Packs an int8 acting copy's int8 weights anew from its float ones (no-op for any
         other model); loading a state dict does it by itself."""
-        if self._int8 is not None:
-            for layer in self._int8:
-                if layer is not None:
-                    layer.refresh()
+        if self.int8 is not None:
+            self.int8 = Int8Layers(self.fc, self.rnn)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):  # type: ignore[override]
         result = super().load_state_dict(state_dict, strict=strict, assign=assign)
