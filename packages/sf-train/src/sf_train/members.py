@@ -15,7 +15,6 @@ import torch
 
 from sf_train.checkpoint import Checkpoints
 from sf_train.episodes import EpisodeWindow
-from sf_train.int8 import Int8Layers
 from sf_train.learner import Learner
 from sf_train.model import ActorCritic
 
@@ -51,7 +50,7 @@ class SharedWeights:
         copy's weights are packed from ``source`` before the lock is taken."""
         int8 = None
         if self.model.int8 is not None and source is not self.model:
-            int8 = Int8Layers(source.fc, source.rnn)
+            int8 = source.pack_int8()
         with self._lock:
             if source is not self.model:
                 for dst, src in zip(

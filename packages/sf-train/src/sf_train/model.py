@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Literal, NamedTuple
+from collections.abc import Mapping
+from typing import Any, Literal, NamedTuple
 
 import torch
 from gymnasium import spaces
@@ -215,23 +216,29 @@ class ActorCritic(nn.Module):
     ) -> ActorCritic:
         """A copy to act with; in 'bfloat16' its weights (not its normalisers) are bfloat16,
         in 'int8' its FC layer and GRU multiply with int8 copies of their weights
-        (:mod:`sf_train.int8`, :attr:`int8`; call :meth:`requantize` after changing them). :meth:`forward`
-        still takes and returns float32 states, logits and values."""
+        (:attr:`int8`; call :meth:`requantize` after changing them). :meth:`forward` still
+        takes and returns float32 states, logits and values."""
         copy_ = copy.deepcopy(self)
         if precision == "bfloat16":
             for param in copy_.parameters():
                 param.data = param.data.to(torch.bfloat16)
         elif precision == "int8":
-            copy_.int8 = Int8Layers(copy_.fc, copy_.rnn)
+            copy_.int8 = copy_.pack_int8()
         return copy_
+
+    def pack_int8(self) -> Int8Layers:
+        """This model's FC layer and GRU as int8 layers (see :mod:`sf_train.int8`)."""
+        return Int8Layers(self.fc, self.rnn)
 
     def requantize(self) -> None:
         """Packs an int8 acting copy's int8 weights anew from its float ones (no-op for any
         other model); loading a state dict does it by itself."""
         if self.int8 is not None:
-            self.int8 = Int8Layers(self.fc, self.rnn)
+            self.int8 = self.pack_int8()
 
-    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):  # type: ignore[override]
+    def load_state_dict(  # type: ignore[override]
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> Any:
         result = super().load_state_dict(state_dict, strict=strict, assign=assign)
         self.requantize()
         return result
