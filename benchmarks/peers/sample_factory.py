@@ -7,7 +7,9 @@ Five contenders train each scenario for the same wall-clock budget with 8 envs o
      FC 512, GRU 512) on 128x72 RGB, 2 workers x 4 envs, all its algorithm defaults, and its own
      env for the scenario (on battle, ``doom_battle``: turning in 11 steps, a sprint button,
      health, ammo and weapons as an extra input vector, and a reward shaped with them).
-  b. sf-train with that model, observation and algorithm (``--preset sample-factory``).
+  b. sf-train with that model, observation and algorithm (``--preset sample-factory``); on
+     battle with Sample Factory's action set as well (``action_set=sample_factory``: the same
+     heads, turning in 11 steps and a sprint button), so both play the same game.
   c. sf-train with its own defaults. Its learning rate decays to 0 at its frame budget: the main
      job's 600k frames on basic and defend_the_center (it may end before the clock); on battle
      none, as 600k frames would stop it after 2-5 min of a 15-min budget: it trains until
@@ -110,6 +112,9 @@ PRESET_FLAGS: dict[str, list[str]] = {
     "d": ["--precision", "bfloat16"],
     "e": ["--precision", "int8"],
 }
+#: Env options of the preset contenders per scenario: where Sample Factory's env plays with
+#: other controls than sf-envs' default set, the preset takes its controls too.
+PRESET_ENV_OPTIONS: dict[str, list[str]] = {"battle": ["action_set=sample_factory"]}
 TARGET = {"basic": 75.0}  # the mean return that counts as solved, in ViZDoom's units
 NUM_ENVS, NUM_WORKERS = 8, 2
 UNTIL_STOPPED = 10**12  # a frame budget no run reaches: it trains until the clock stops it
@@ -170,7 +175,9 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
         ]
     else:
         preset = (
-            list(args.c_args) if key == "c" else ["--preset", "sample-factory", *PRESET_FLAGS[key]]
+            list(args.c_args)
+            if key == "c"
+            else ["--preset", "sample-factory", *PRESET_FLAGS[key], *_env_options(scenario)]
         )
         command = [
             *(sys.executable, "-m", "sf_train.cli", "train", "--env", env_id),
@@ -185,6 +192,11 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
             *("--keep-checkpoints", "1000", "--eval-episodes", "0"),
         ]
     return Contender(key, scenario, run_dir, command, tuple(args.c_args) if key == "c" else ())
+
+
+def _env_options(scenario: str) -> list[str]:
+    options = PRESET_ENV_OPTIONS.get(scenario)
+    return ["--env-options", *options] if options else []
 
 
 def _frames(key: str, scenario: str, args: argparse.Namespace) -> int:
