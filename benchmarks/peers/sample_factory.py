@@ -9,7 +9,9 @@ Five contenders train each scenario for the same wall-clock budget with 8 envs o
      health, ammo and weapons as an extra input vector, and a reward shaped with them).
   b. sf-train with that model, observation and algorithm (``--preset sample-factory``); on
      battle with Sample Factory's action set as well (``action_set=sample_factory``: the same
-     heads, turning in 11 steps and a sprint button), so both play the same game.
+     heads, turning in 11 steps and a sprint button), so both play the same game, and health
+     and ammo as an extra input (``measurements=true``; Sample Factory's vector also has its
+     weapons, armour and kills).
   c. sf-train with its own defaults. Its learning rate decays to 0 at its frame budget: the main
      job's 600k frames on basic and defend_the_center (it may end before the clock); on battle
      none, as 600k frames would stop it after 2-5 min of a 15-min budget: it trains until
@@ -113,8 +115,10 @@ PRESET_FLAGS: dict[str, list[str]] = {
     "e": ["--precision", "int8"],
 }
 #: Env options of the preset contenders per scenario: where Sample Factory's env plays with
-#: other controls than sf-envs' default set, the preset takes its controls too.
-PRESET_ENV_OPTIONS: dict[str, list[str]] = {"battle": ["action_set=sample_factory"]}
+#: other controls or inputs than sf-envs' defaults, the preset takes them too.
+PRESET_ENV_OPTIONS: dict[str, list[str]] = {
+    "battle": ["action_set=sample_factory", "measurements=true"]
+}
 TARGET = {"basic": 75.0}  # the mean return that counts as solved, in ViZDoom's units
 NUM_ENVS, NUM_WORKERS = 8, 2
 UNTIL_STOPPED = 10**12  # a frame budget no run reaches: it trains until the clock stops it
