@@ -56,7 +56,7 @@ it on an otherwise idle machine, from the repo root:
     hatch run python benchmarks/peers/sample_factory.py \\
         [--scenarios basic defend_the_center battle] [--seconds 200] [--grid 20] \\
         [--episodes 100] [--contenders a b c d e] [--out runs/peers] [--venv PATH] \\
-        [--c-frames N] [--c-args='SF-TRAIN FLAGS'] [--eval-only]
+        [--c-frames N] [--c-args='SF-TRAIN FLAGS'] [--preset-args='SF-TRAIN FLAGS'] [--eval-only]
 
 Wall time with the defaults (basic and defend_the_center) on a 2-core machine, about 60-80
 min: training is scenarios x contenders x (``--seconds`` + ~5 s to stop), 28 min; evaluating
@@ -150,7 +150,7 @@ class Contender:
     scenario: str
     run_dir: Path
     command: list[str]
-    extra: tuple[str, ...] = ()  # (c)'s flags on top of the defaults (--c-args)
+    extra: tuple[str, ...] = ()  # flags on top of its configuration (--c-args, --preset-args)
 
     @property
     def label(self) -> str:
@@ -178,10 +178,11 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
             *(f"--save_every_sec={args.grid}", "--keep_checkpoints=1000"),
         ]
     else:
+        extra = _extra_flags(key, args)
         preset = (
-            list(args.c_args)
+            extra
             if key == "c"
-            else ["--preset", "sample-factory", *PRESET_FLAGS[key], *_env_options(scenario)]
+            else ["--preset", "sample-factory", *PRESET_FLAGS[key], *_env_options(scenario), *extra]
         )
         command = [
             *(sys.executable, "-m", "sf_train.cli", "train", "--env", env_id),
@@ -195,7 +196,15 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
             *("--checkpoint-seconds", str(args.grid), "--checkpoint-every", str(10**12)),
             *("--keep-checkpoints", "1000", "--eval-episodes", "0"),
         ]
-    return Contender(key, scenario, run_dir, command, tuple(args.c_args) if key == "c" else ())
+    return Contender(key, scenario, run_dir, command, tuple(_extra_flags(key, args)))
+
+
+def _extra_flags(key: str, args: argparse.Namespace) -> list[str]:
+    """The flags a contender adds to its configuration: (c) ``--c-args``, the preset
+    contenders ``--preset-args``, Sample Factory none."""
+    if key == "a":
+        return []
+    return list(args.c_args if key == "c" else args.preset_args)
 
 
 def _env_options(scenario: str) -> list[str]:
@@ -419,6 +428,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=[],
         help="sf-train flags that (c) adds to its defaults, as one string after '=', e.g. "
         "--c-args='--entropy-coef 0.01' (shown in its label)",
+    )
+    parser.add_argument(
+        "--preset-args",
+        type=shlex.split,
+        default=[],
+        help="sf-train flags that b, d and e add to the preset, as one string after '=', e.g. "
+        "--preset-args='--shaping health=0.004' (shown in their labels)",
     )
     parser.add_argument("--seed", type=int, default=0, help="training seed")
     parser.add_argument("--eval-seed", type=int, default=12345, help="evaluation seed")
