@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -185,12 +186,14 @@ def plot(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = (len(curves) + 1) // 2  # of the legend, two entries a row below the panels
+    # The legend lists one contender per entry below the panels, long labels (flags) wrapped.
+    labels = {key: textwrap.fill(f"({key}) {label}", 110) for key, (label, _) in curves.items()}
+    rows = sum(label.count("\n") + 1 for label in labels.values())
     height = 4.5 + 0.25 * rows
     fig, (by_time, by_frames) = plt.subplots(1, 2, figsize=(12, height), sharey=True)
-    for key, (label, points) in curves.items():
+    for key, (_, points) in curves.items():
         means = [statistics.fmean(p.scores(metric)) for p in points]
-        by_time.plot([p.time_s for p in points], means, "o-", label=f"({key}) {label}")
+        by_time.plot([p.time_s for p in points], means, "o-", label=labels[key])
         by_frames.plot([p.frames for p in points], means, "o-")
     for ax, xlabel in ((by_time, "wall time (s)"), (by_frames, "env frames")):
         ax.set_xlabel(xlabel)
@@ -202,7 +205,7 @@ def plot(
         if metric == "kills"
         else "evaluated mean return (ViZDoom units)"
     )
-    fig.legend(loc="lower center", ncol=2, fontsize=9, frameon=False)
+    fig.legend(loc="lower center", ncol=1, fontsize=9, frameon=False)
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.25 * rows / height + 0.02, 1, 1))
     fig.savefig(path, dpi=100)
