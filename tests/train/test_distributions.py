@@ -52,6 +52,17 @@ def test_log_prob_entropy_and_sampling_match_torch(name):
     assert mode.shape == actions.shape
 
 
+@pytest.mark.parametrize("name", list(SPACES))
+@pytest.mark.parametrize("greedy", [False, True])
+def test_choose_gives_the_actions_of_sample_or_mode_and_their_log_probs(name, greedy):
+    dist = ActionDistribution(SPACES[name])
+    logits = torch.randn(5, dist.num_logits)
+    actions, log_probs = dist.choose(logits, torch.Generator().manual_seed(3), greedy)
+    alone = dist.mode(logits) if greedy else dist.sample(logits, torch.Generator().manual_seed(3))
+    torch.testing.assert_close(actions, alone)
+    torch.testing.assert_close(log_probs, dist.log_prob(logits, actions))
+
+
 def test_sampling_follows_the_probabilities():
     dist = ActionDistribution(spaces.Discrete(3))
     logits = torch.log(torch.tensor([0.7, 0.2, 0.1])).expand(20000, 3)

@@ -122,6 +122,35 @@ def test_running_mean_std_matches_numpy_over_all_batches():
         rms.update(torch.zeros(4, 2))
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_normalising_follows_every_change_of_the_statistics(channels_last):
+    """forward() keeps its scale and shift between calls; each way the statistics change (an
+    update, a loaded state dict, a copy into the buffers as a publish does, a replaced
+    buffer) must show in the next call."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (4, 3, 5, 6), dtype=torch.uint8, generator=gen)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    rms = RunningMeanStd((3, 5, 6))
+
+    def expected() -> torch.Tensor:
+        y = (x.double() - rms.mean) / torch.sqrt(rms.var + rms.eps)
+        return y.clamp(-rms.clip, rms.clip).float()
+
+    torch.testing.assert_close(rms(x), expected())
+    rms.update(x)
+    torch.testing.assert_close(rms(x), expected())
+    other = RunningMeanStd((3, 5, 6))
+    other.update(x[:2] // 2)
+    rms.load_state_dict(other.state_dict())
+    torch.testing.assert_close(rms(x), expected())
+    rms.var.copy_(rms.var * 4)
+    torch.testing.assert_close(rms(x), expected())
+    rms.mean = rms.mean + 1.0
+    torch.testing.assert_close(rms(x), expected())
+    torch.testing.assert_close(rms(x.double()), expected().double())
+
+
 def test_screen_statistics_from_bytes_equal_those_from_floats():
     """uint8 screens take a histogram path; it must give the float path's numbers."""
     gen = torch.Generator().manual_seed(0)

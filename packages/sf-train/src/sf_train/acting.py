@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sf_train.model import ActorCritic, Obs, PolicyOutput
+from sf_train.model import ActorCritic, Obs
 
 __all__ = ["Decision", "ObsBatch", "PolicyRunner", "stack_obs"]
 
@@ -86,12 +86,16 @@ class PolicyRunner:
         Returns:
             ``[N, *action_shape]`` int64 actions on the runner's device.
         """
-        return self._step(obs, env_ids)[1]
+        return self.decide(obs, env_ids).actions
 
+    @torch.no_grad()
     def decide(self, obs: ObsBatch, env_ids: np.ndarray) -> Decision:
         """:meth:`act`, with the log-probabilities and values that training stores."""
-        out, actions = self._step(obs, env_ids)
-        return Decision(actions, self.model.action_dist.log_prob(out.logits, actions), out.values)
+        ids = self._ids(env_ids)
+        out = self.model(self._tensors(obs), self.rnn_state[ids])
+        self.rnn_state[ids] = out.rnn_state
+        actions, log_probs = self.model.action_dist.choose(out.logits, self.generator, self.greedy)
+        return Decision(actions, log_probs, out.values)
 
     @torch.no_grad()
     def values(self, obs: ObsBatch, env_ids: np.ndarray) -> Tensor:
@@ -104,15 +108,6 @@ class PolicyRunner:
         them over. Ids this runner does not act for may be included; their rows are unused."""
         if len(env_ids):
             self.rnn_state[self._ids(env_ids)] = 0.0
-
-    @torch.no_grad()
-    def _step(self, obs: ObsBatch, env_ids: np.ndarray) -> tuple[PolicyOutput, Tensor]:
-        ids = self._ids(env_ids)
-        out = self.model(self._tensors(obs), self.rnn_state[ids])
-        self.rnn_state[ids] = out.rnn_state
-        dist = self.model.action_dist
-        actions = dist.mode(out.logits) if self.greedy else dist.sample(out.logits, self.generator)
-        return out, actions
 
     def _ids(self, env_ids: np.ndarray) -> Tensor:
         return torch.from_numpy(env_ids).to(self.device)

@@ -86,17 +86,30 @@ class ActionDistribution:
 
     def sample(self, logits: Tensor, generator: torch.Generator | None = None) -> Tensor:
         """Samples one action per row of ``logits`` (Gumbel-max, no grad)."""
-        with torch.no_grad():
-            indices = []
-            for log_p in self._log_softmax(logits):
-                # Gumbel-max: argmax(log p - log E) with E ~ Exp(1) samples from p, any shape.
-                e = torch.empty_like(log_p).exponential_(generator=generator)
-                indices.append(torch.argmax(log_p - torch.log(e), dim=-1))
-        return self._pack(indices)
+        return self.choose(logits, generator)[0]
 
     def mode(self, logits: Tensor) -> Tensor:
         """The most likely action per row; for deterministic evaluation."""
-        return self._pack([torch.argmax(g, dim=-1) for g in self._log_softmax(logits)])
+        return self.choose(logits, greedy=True)[0]
+
+    def choose(
+        self, logits: Tensor, generator: torch.Generator | None = None, greedy: bool = False
+    ) -> tuple[Tensor, Tensor]:
+        """Actions for the rows of ``logits`` (sampled by Gumbel-max, or the most likely ones
+        with ``greedy``) and their log-probabilities, from one log-softmax per sub-action:
+        acting needs both every step, and each log-softmax is a few small ops per head."""
+        indices, log_probs = [], []
+        with torch.no_grad():
+            for log_p in self._log_softmax(logits):
+                if greedy:
+                    index = torch.argmax(log_p, dim=-1)
+                else:
+                    # Gumbel-max: argmax(log p - log E) with E ~ Exp(1) samples from p.
+                    e = torch.empty_like(log_p).exponential_(generator=generator)
+                    index = torch.argmax(log_p - torch.log(e), dim=-1)
+                indices.append(index)
+                log_probs.append(torch.gather(log_p, -1, index.unsqueeze(-1)).squeeze(-1))
+        return self._pack(indices), sum(log_probs)
 
     def log_prob(self, logits: Tensor, actions: Tensor) -> Tensor:
         """Log-probability of ``actions``, summed over sub-actions; shape ``logits.shape[:-1]``."""

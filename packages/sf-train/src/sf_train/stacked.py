@@ -183,10 +183,8 @@ class StackedRunner:
                 mine = torch.from_numpy(policies == p)
                 runner.rnn_state[torch.from_numpy(env_ids).to(device)[mine]] = memory[mine]
         lead = self.runners[0]
-        actions = (
-            self._dist.mode(logits) if lead.greedy else self._dist.sample(logits, lead.generator)
-        )
-        return Decision(actions, self._dist.log_prob(logits, actions), values)
+        actions, log_probs = self._dist.choose(logits, lead.generator, lead.greedy)
+        return Decision(actions, log_probs, values)
 
     def _forward(
         self, screen: Tensor, measurements: Tensor | None, memory: Tensor
