@@ -38,7 +38,8 @@ class RunningMeanStd(nn.Module):
         self.register_buffer("count", torch.zeros((), dtype=torch.float64))
         # forward()'s scale and shift, kept until the statistics change: a sampler normalises
         # a few screens per step with statistics that change once per published update.
-        self._affine: tuple[tuple[object, ...], Tensor, Tensor] | None = None
+        # Held with the buffers it was computed from and their versions at the time.
+        self._affine: tuple[Tensor, Tensor, tuple[object, ...], Tensor, Tensor] | None = None
 
     @torch.no_grad()
     def update(self, x: Tensor) -> None:
@@ -77,9 +78,10 @@ class RunningMeanStd(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """Returns ``clip((x - mean) / sqrt(var + eps))`` in ``x``'s floating dtype."""
         dtype = x.dtype if x.is_floating_point() else torch.float32
-        layout = torch.channels_last
         channels_last = (
-            len(self.shape) == 3 and x.dim() == 4 and x.is_contiguous(memory_format=layout)
+            len(self.shape) == 3
+            and x.dim() == 4
+            and x.is_contiguous(memory_format=torch.channels_last)
         )
         scale, shift = self._scale_and_shift(dtype, channels_last)
         # Screens are tens of megabytes a training batch: scale, shift and clip the one copy
@@ -89,23 +91,22 @@ class RunningMeanStd(nn.Module):
 
     def _scale_and_shift(self, dtype: torch.dtype, channels_last: bool) -> tuple[Tensor, Tensor]:
         """``1 / sqrt(var + eps)`` and ``-mean`` times it in ``dtype``, computed again only
-        when a statistic has changed (in place, as update and load_state_dict change them, or
-        replaced); the key holds the tensors themselves, so a replaced one never matches."""
-        key = (self.mean, self.mean._version, self.var, self.var._version, dtype, channels_last)
+        when a statistic has changed: in place (update, load_state_dict, a publish's copy_
+        bump the buffers' versions) or replaced (the cache holds the buffers themselves)."""
+        settings = (self.mean._version, self.var._version, dtype, channels_last)
         cached = self._affine
-        if cached is not None and all(
-            a is b if isinstance(a, Tensor) else a == b for a, b in zip(cached[0], key, strict=True)
-        ):
-            return cached[1], cached[2]
+        if cached and cached[0] is self.mean and cached[1] is self.var and cached[2] == settings:
+            return cached[3], cached[4]
         scale = torch.rsqrt(self.var + self.eps)
         shift = (-self.mean * scale).to(dtype)
         scale = scale.to(dtype)
         if channels_last:
             # Per-pixel statistics laid out as the channels-last screens they meet: elementwise
             # kernels over matching strides run twice as fast as over mixed ones.
-            layout = torch.channels_last
-            scale, shift = (t[None].contiguous(memory_format=layout) for t in (scale, shift))
-        self._affine = (key, scale, shift)
+            scale, shift = (
+                t[None].contiguous(memory_format=torch.channels_last) for t in (scale, shift)
+            )
+        self._affine = (self.mean, self.var, settings, scale, shift)
         return scale, shift
 
 
