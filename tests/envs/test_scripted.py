@@ -34,6 +34,7 @@ def view(tic: int, *, enemies=(), rockets=(), angle: float = 0.0, x: float = 0.0
         enemies=list(enemies),
         depth=kw.pop("depth", FLAT),
         rockets=list(rockets),
+        weapon=kw.pop("weapon", 0),
     )
 
 
@@ -107,6 +108,36 @@ def test_stronger_levels_turn_react_and_aim_better() -> None:
         assert stronger.turn_speed > weaker.turn_speed
 
 
+@pytest.mark.parametrize("map_name", ["multi_duel", "ssl2", "cig_map01"])
+def test_every_ladder_is_better_knob_by_knob_at_each_level(map_name: str) -> None:
+    ladder = scripted_ladder(map_name)
+    assert sorted(ladder) == [lv.level for lv in ladder.values()]
+    for weaker, stronger in itertools.pairwise(ladder[k] for k in sorted(ladder)):
+        assert stronger.reaction_tics <= weaker.reaction_tics
+        assert stronger.aim_noise <= weaker.aim_noise
+        assert stronger.turn_speed >= weaker.turn_speed
+        assert stronger.fire_cone <= weaker.fire_cone
+        assert stronger.dodge_distance >= weaker.dodge_distance
+        assert stronger.lead >= weaker.lead
+        assert stronger.strafe >= weaker.strafe
+        assert stronger.retreat_health >= weaker.retreat_health
+        assert stronger != weaker
+
+
+def test_a_leading_player_aims_ahead_of_a_moving_enemy_with_rockets_only() -> None:
+    level = ScriptedLevel(9, reaction_tics=0, aim_noise=0.0, turn_speed=90.0, fire_cone=1.0,
+                          lead=1.0)  # fmt: skip
+    # 400 units east, running north at 10 units per tic: a rocket (20 per tic) needs 20 tics,
+    # by then the enemy is 200 units north, about 26.6 degrees to the left.
+    running = Enemy(400.0, 0.0, vy=10.0)
+    with_rockets = ScriptedBrain(level, frame_skip=1)
+    _, _, turn, fire = with_rockets.decide(view(0, enemies=[running], weapon=5))
+    assert turn == pytest.approx(-math.degrees(math.atan2(200.0, 400.0))) and fire == 1.0
+    hitscan = ScriptedBrain(level, frame_skip=1)
+    _, _, turn, fire = hitscan.decide(view(0, enemies=[running], weapon=2))
+    assert turn == pytest.approx(0.0) and fire == 1.0
+
+
 def scripted_game(levels: list[int], seed: int, map_name: str, minutes: float) -> dict[str, float]:
     """A game of scripted players only (no agent); frags by in-game name."""
     config = MatchConfig.create(
@@ -156,7 +187,7 @@ def test_a_scripted_player_beats_a_still_agent_in_the_gymnasium_id() -> None:
 
 
 def test_scripted_settings_are_checked_before_any_engine_starts() -> None:
-    with pytest.raises(ValueError, match=r"scripted levels on multi_duel are 3\.\.4"):
+    with pytest.raises(ValueError, match=r"scripted levels on multi_duel are 1, 2, 3, 4 "):
         MatchConfig.create("duel_scripted", scripted_skill=5)
     with pytest.raises(ValueError, match=r"num_scripted in \[1, 2\]"):
         MatchConfig.create("duel_scripted", num_scripted=3)

@@ -56,6 +56,10 @@ def test_same_name_other_player_is_refused(tmp_path: Path) -> None:
         recalibrated = PlayerRecord("bot:2", "bot", "2", "multi_duel:2:other")
         with pytest.raises(LeagueStoreError, match=r"recalibrated.*NEWNAME=bot:2"):
             store.add_player(recalibrated)
+        store.add_player(PlayerRecord("scripted:2", "scripted", "2", "scripted:aaaa"))
+        retuned = PlayerRecord("scripted:2", "scripted", "2", "scripted:bbbb")
+        with pytest.raises(LeagueStoreError, match=r"other knobs.*NEWNAME=scripted:2"):
+            store.add_player(retuned)
 
 
 def test_failed_game_rolls_back_completely(tmp_path: Path) -> None:

@@ -104,8 +104,14 @@ def test_scripted_players_get_seats_of_their_own_and_alternate_hosting() -> None
 
 
 def test_scripted_levels_are_per_map_and_play_duels_only() -> None:
-    with pytest.raises(PlayerError, match="multi_duel has scripted levels 3, 4"):
+    with pytest.raises(PlayerError, match="multi_duel has scripted levels 1, 2, 3, 4 "):
         parse_player("scripted:5", "multi_duel")
+    with pytest.raises(PlayerError, match="ssl2 has scripted levels 1, 2, 3, 5 "):
+        parse_player("scripted:4", "ssl2")
+    # A level of the map's own ladder is another player than the default ladder's level.
+    assert parse_player("scripted:4", "multi_duel").fingerprint != (
+        parse_player("scripted:4", "cig_map02").fingerprint
+    )
     (top,) = players("scripted:5", map_name="cig_map02")
     assert top.kind == "scripted" and not top.is_agent and top.record().spec == "5"
     with pytest.raises(TournamentError, match="scripted players play duels only"):

@@ -107,6 +107,15 @@ _ADDED_IN = {2: ("failed_games",), 3: ("pbt_events",)}
 """The tables each schema version added, created when an older league is opened."""
 
 
+# Why a bot or scripted level can have another fingerprint under the same name.
+_RECALIBRATED = {
+    "bot": " (the same level with other engine parameters: sf-envs recalibrated the map's bot "
+    "ladder)",
+    "scripted": " (the same level with other knobs: sf-envs recalibrated the map's scripted "
+    "ladder)",
+}
+
+
 class LeagueStoreError(RuntimeError):
     """The league file cannot be used as asked; the message names the file and the fix."""
 
@@ -359,13 +368,10 @@ class LeagueStore:
                         (player.name, player.kind, player.spec, player.fingerprint, time.time()),
                     )
                 elif (row[0], row[2]) != (player.kind, player.fingerprint):
-                    spec = f"bot:{player.spec}" if player.kind == "bot" else player.spec
-                    why = (
-                        " (the same level with other engine parameters: sf-envs recalibrated "
-                        "the map's bot ladder)"
-                        if player.kind == "bot" == row[0]
-                        else ""
-                    )
+                    spec = player.spec
+                    if player.kind in _RECALIBRATED:
+                        spec = f"{player.kind}:{spec}"
+                    why = _RECALIBRATED.get(player.kind, "") if player.kind == row[0] else ""
                     raise LeagueStoreError(
                         f"player {player.name!r} in {self.path} is a different {row[0]} "
                         f"({row[1]}){why}; give the new one another name (NEWNAME={spec}) or "

@@ -31,7 +31,7 @@ from sf_envs.match.player import MEASUREMENTS, MatchPlayer, ScriptedMatchPlayer,
 from sf_envs.match.ports import PortLease, lease_port
 from sf_envs.match.probe import mark_proven, probe_start, proven
 from sf_envs.match.scenarios import MatchConfig
-from sf_envs.match.scripted import SCRIPTED_LEVELS, ScriptedBrain
+from sf_envs.match.scripted import ScriptedBrain, scripted_ladder
 from sf_envs.match.spin import engine_path
 from sf_envs.vector.procs import command_line_option, console_to, find_processes, log_tail
 
@@ -173,6 +173,7 @@ class MatchCore:
         # Only networked engines wait for peers; a lone engine runs its bots itself.
         engine = engine_path() if networked else None
         self.players = []
+        scripted_levels = scripted_ladder(config.map.name)
         for i in range(config.num_engines):
             folder = os.path.join(self.workdir, f"player_{i}")
             os.makedirs(folder)
@@ -180,7 +181,7 @@ class MatchCore:
             if i < config.num_agents:
                 self.players.append(MatchPlayer(config, i, folder, args, engine))
             else:
-                level = SCRIPTED_LEVELS[config.scripted[i - config.num_agents].level]
+                level = scripted_levels[config.scripted[i - config.num_agents].level]
                 brain = ScriptedBrain(
                     level,
                     config.options.frame_skip,

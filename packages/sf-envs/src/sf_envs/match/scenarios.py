@@ -367,7 +367,7 @@ def _levels(
     bad = [lv for lv in levels if not _is_int(lv) or lv not in ladder]
     if bad or (_is_int(skill) and skill not in ladder):
         errors.append(
-            f"{what} are {min(ladder)}..{max(ladder)} (only levels measured to differ in "
-            f"strength), got {skill!r}"
+            f"{what} are {', '.join(map(str, sorted(ladder)))} (only levels measured to "
+            f"differ in strength), got {skill!r}"
         )
     return levels if not bad and len(levels) == count else []

@@ -11,8 +11,8 @@ when nobody is in sight.
 Its strength comes from knobs that matter in a gunfight (:class:`ScriptedLevel`): how long it
 takes to react to an enemy coming into view, how far its aim is off, how fast it can turn, how
 close its aim must be before it fires, whether it dodges, and whether it retreats when hurt.
-The levels of :data:`SCRIPTED_LEVELS` were ordered by measurement
-(``benchmarks/bot_levels.py --reference scripted``), not assumed from the numbers.
+The levels of :data:`SCRIPTED_LEVELS` were ordered by measurement, not assumed from the numbers,
+and a map whose fights differ gets a ladder of its own (:data:`SCRIPTED_LADDERS`).
 
 :class:`ScriptedBrain` is the decision alone (no engine), so it can be tested on made-up views;
 :class:`~sf_envs.match.player.ScriptedMatchPlayer` gives it an engine seat in a match.
@@ -28,6 +28,7 @@ import numpy as np
 
 __all__ = [
     "BUTTONS",
+    "MULTI_DUEL_LEVELS",
     "SCRIPTED_LADDERS",
     "SCRIPTED_LEVELS",
     "Enemy",
@@ -50,6 +51,9 @@ BUTTONS = (
 _SPEED = 50.0  # a delta move button's full running speed
 _SPLASH_DISTANCE = 160.0  # closer than this a rocket hurts its shooter too
 _ROCKET_LAUNCHER = 5  # the weapon slot whose shots explode
+# Map units per tic of the projectiles of the weapon slots that fire them (Doom's rocket and
+# plasma ball; the BFG's ball flies like plasma).
+_PROJECTILE_SPEED = {5: 20.0, 6: 25.0, 7: 25.0}
 _PLAYER_RADIUS = 16.0  # map units: how wide a target is
 _STUCK_TICS = 24  # a player that moved less than _STUCK_UNITS in this long is blocked
 _STUCK_UNITS = 12.0
@@ -78,6 +82,9 @@ class ScriptedLevel:
         dodge_distance: It steps aside from rockets on its screen that would pass within this
             many map units (0: never; a rocket's blast reaches 128).
         retreat_health: Below this health it backs away while fighting (0: never).
+        lead: How far ahead of a moving enemy it aims a projectile, as a fraction of the
+            projectile's flight time (0: at where the enemy is; 1: at where it will be if it
+            keeps its velocity). Hitscan weapons need no lead.
     """
 
     level: int
@@ -88,6 +95,7 @@ class ScriptedLevel:
     strafe: bool = False
     dodge_distance: float = 0.0
     retreat_health: float = 0.0
+    lead: float = 0.0
 
 
 #: The measured ladder (strongest last); see the module docstring.
@@ -141,17 +149,54 @@ SCRIPTED_LEVELS: dict[int, ScriptedLevel] = {
 }
 
 
-#: Per map, the levels that beat the baselines and differ from each other there; maps not
-#: listed offer every level. On multi_duel (strafe and shoot, rockets) random's rocket spam beat
-#: level 1 (12/1/3) and drew with level 2 (5/3/4), and level 5 lost to 4, so it offers 3 and 4
-#: (numbers in ``packages/sf-envs/README.md``).
-SCRIPTED_LADDERS: dict[str, tuple[int, ...]] = {"multi_duel": (3, 4)}
+#: The ladder of multi_duel, where players strafe and shoot rockets across a gap and cannot
+#: turn. The default levels hardly separate there (random's rocket spam beat level 1, level 5
+#: lost to 4). What decides a rocket duel was measured knob by knob: dodging (but dodging wider
+#: than about 140 units leaves no time to aim, and two such players only draw), leading a
+#: strafing enemy, and firing only when the aim is close; aim noise hardly matters.
+#: Numbers in ``packages/sf-envs/README.md``.
+MULTI_DUEL_LEVELS: dict[int, ScriptedLevel] = {
+    lv.level: lv
+    for lv in (
+        ScriptedLevel(
+            1, reaction_tics=12, aim_noise=2.0, turn_speed=8.0, fire_cone=10.0, dodge_distance=125.0
+        ),
+        ScriptedLevel(
+            2, reaction_tics=8, aim_noise=1.0, turn_speed=8.0, fire_cone=10.0, dodge_distance=140.0
+        ),
+        ScriptedLevel(
+            3,
+            reaction_tics=4,
+            aim_noise=1.0,
+            turn_speed=12.0,
+            fire_cone=10.0,
+            dodge_distance=140.0,
+            lead=0.5,
+        ),
+        ScriptedLevel(
+            4,
+            reaction_tics=0,
+            aim_noise=0.3,
+            turn_speed=16.0,
+            fire_cone=6.0,
+            dodge_distance=140.0,
+            lead=0.6,
+        ),
+    )
+}
+
+#: Per map, the levels that beat the baselines and differ from each other there, when not all
+#: of :data:`SCRIPTED_LEVELS`: multi_duel has a ladder of its own; on ssl2 level 4 lay between
+#: 3 and 5 with a 95% interval overlapping both (numbers in ``packages/sf-envs/README.md``).
+SCRIPTED_LADDERS: dict[str, dict[int, ScriptedLevel]] = {
+    "multi_duel": MULTI_DUEL_LEVELS,
+    "ssl2": {k: SCRIPTED_LEVELS[k] for k in (1, 2, 3, 5)},
+}
 
 
 def scripted_ladder(map_name: str) -> dict[int, ScriptedLevel]:
     """The scripted levels offered on ``map_name``, by level number."""
-    levels = SCRIPTED_LADDERS.get(map_name, tuple(SCRIPTED_LEVELS))
-    return {k: SCRIPTED_LEVELS[k] for k in levels}
+    return SCRIPTED_LADDERS.get(map_name, SCRIPTED_LEVELS)
 
 
 @dataclass(frozen=True)
@@ -308,6 +353,7 @@ class ScriptedBrain:
     def _fight(self, view: View, enemy: Enemy) -> list[float]:
         lv = self.level
         distance = math.hypot(enemy.x - view.x, enemy.y - view.y)
+        enemy = self._led(view, enemy, distance)
         wanted = math.degrees(math.atan2(enemy.y - view.y, enemy.x - view.x)) + self._aim_error
         error = _wrap(wanted - view.angle)  # positive: the aim point is to the left
         turn = self._turn_toward(view, enemy.x, enemy.y, error=self._aim_error)
@@ -344,6 +390,14 @@ class ScriptedBrain:
                 self._strafe_until = view.tic + int(self.rng.integers(10, 40))
             strafe = self._strafe * _SPEED
         return self._moves(forward, strafe, turn, float(fire))
+
+    def _led(self, view: View, enemy: Enemy, distance: float) -> Enemy:
+        """Where to aim at ``enemy``: ahead of it by the level's lead, for a projectile."""
+        speed = _PROJECTILE_SPEED.get(view.weapon)
+        if not self.level.lead or speed is None:
+            return enemy
+        ahead = self.level.lead * distance / speed
+        return Enemy(enemy.x + enemy.vx * ahead, enemy.y + enemy.vy * ahead, enemy.vx, enemy.vy)
 
     def _dodge(self, view: View) -> float:
         """Strafe speed that steps away from the rocket about to pass closest, or 0."""
