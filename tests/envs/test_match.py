@@ -175,7 +175,7 @@ def test_each_map_offers_only_its_measured_levels() -> None:
     assert sorted(bot_ladder("cig_map01")) == [1]
     strongest = MatchConfig.create("duel_bots")  # the map's strongest level by default
     assert [b.level for b in strongest.bots] == [2]
-    with pytest.raises(ValueError, match=r"levels on cig_map02 are 1\.\.2"):
+    with pytest.raises(ValueError, match=r"levels on cig_map02 are 1, 2 "):
         MatchConfig.create("duel_bots", map="cig_map02", bot_skill=3)
 
 
@@ -494,7 +494,7 @@ def test_a_match_never_closed_leaves_no_engine_after_its_process_exits() -> None
         ({"map": "deathmatch"}, "no deathmatch starts"),
         ({"map": "e1m1"}, "unknown map"),
         ({"num_bots": 8}, r"num_bots in \[1, 7\]"),
-        ({"bot_skill": 3}, r"levels on cig_map02 are 1\.\.2"),
+        ({"bot_skill": 3}, r"levels on cig_map02 are 1, 2 "),
         ({"bot_skill": [1, 2]}, "2 levels for 7 players"),
         ({"timelimit": 0}, "timelimit must be a positive"),
         ({"rewards": {"kills": 1.0}}, "unknown reward terms"),
