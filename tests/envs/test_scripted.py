@@ -156,16 +156,22 @@ def scripted_game(levels: list[int], seed: int, map_name: str, minutes: float) -
         return core.result()["frags"]
 
 
-def test_the_strongest_level_outscores_the_weakest_on_fixed_seeds(scenario_pack) -> None:
-    # ssl2: every level offered, and there level 5 beat level 1 in every game measured.
+# Measured: on ssl2 level 5 beat level 1 in every game (8/0/0); on multi_duel its own level 4
+# beat its level 1 86/8/2.
+@pytest.mark.parametrize("map_name", ["ssl2", "multi_duel"])
+def test_the_strongest_level_outscores_the_weakest_on_fixed_seeds(map_name, scenario_pack) -> None:
+    ladder = scripted_ladder(map_name)
+    strongest, weakest = max(ladder), min(ladder)
     margin = 0.0
     for seed in range(4):
         # Alternate who hosts, so the order of the players is not what is measured.
-        levels = [5, 1] if seed % 2 == 0 else [1, 5]
-        frags = scripted_game(levels, seed, "ssl2", minutes=1.0)
+        levels = [strongest, weakest] if seed % 2 == 0 else [weakest, strongest]
+        frags = scripted_game(levels, seed, map_name, minutes=1.0)
         by_level = {int(name.rsplit("_L", 1)[1]): f for name, f in frags.items()}
-        margin += by_level[5] - by_level[1]
-    assert margin > 0, f"level 5 did not outscore level 1 over 4 games on ssl2: {margin:+}"
+        margin += by_level[strongest] - by_level[weakest]
+    assert margin > 0, (
+        f"level {strongest} did not outscore level {weakest} over 4 games on {map_name}: {margin:+}"
+    )
 
 
 def test_a_scripted_player_beats_a_still_agent_in_the_gymnasium_id() -> None:
