@@ -108,7 +108,7 @@ def test_stronger_levels_turn_react_and_aim_better() -> None:
         assert stronger.turn_speed > weaker.turn_speed
 
 
-@pytest.mark.parametrize("map_name", ["multi_duel", "ssl2", "dwango5", "cig_map01"])
+@pytest.mark.parametrize("map_name", ["multi_duel", "ssl2", "dwango5", "cig_map02", "cig_map01"])
 def test_every_ladder_is_better_knob_by_knob_at_each_level(map_name: str) -> None:
     ladder = scripted_ladder(map_name)
     assert sorted(ladder) == [lv.level for lv in ladder.values()]

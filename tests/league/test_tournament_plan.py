@@ -112,10 +112,10 @@ def test_scripted_levels_are_per_map_and_play_duels_only() -> None:
     assert parse_player("scripted:4", "multi_duel").fingerprint != (
         parse_player("scripted:4", "cig_map02").fingerprint
     )
-    (top,) = players("scripted:5", map_name="cig_map02")
+    (top,) = players("scripted:5", map_name="cig_map01")
     assert top.kind == "scripted" and not top.is_agent and top.record().spec == "5"
     with pytest.raises(TournamentError, match="scripted players play duels only"):
         plan_games(
             TournamentConfig(scenario="deathmatch_bots", map="cig_map02"),
-            players("random", "scripted:2", map_name="cig_map02"),
+            players("random", "scripted:3", map_name="cig_map02"),
         )

@@ -188,11 +188,13 @@ MULTI_DUEL_LEVELS: dict[int, ScriptedLevel] = {
 #: Per map, the levels that differ from each other there, when not all of
 #: :data:`SCRIPTED_LEVELS`: multi_duel has a ladder of its own; on ssl2 level 4 lay between 3
 #: and 5 with a 95% interval overlapping both; on dwango5 levels 1, 2 and 3 could not be told
-#: apart (numbers in ``packages/sf-envs/README.md``).
+#: apart; on cig_map02 levels 1, 2 and 3 could not either, and level 5 (which backs away when
+#: hurt) lost to 4 (numbers in ``packages/sf-envs/README.md``).
 SCRIPTED_LADDERS: dict[str, dict[int, ScriptedLevel]] = {
     "multi_duel": MULTI_DUEL_LEVELS,
     "ssl2": {k: SCRIPTED_LEVELS[k] for k in (1, 2, 3, 5)},
     "dwango5": {k: SCRIPTED_LEVELS[k] for k in (3, 4, 5)},
+    "cig_map02": {k: SCRIPTED_LEVELS[k] for k in (3, 4)},
 }
 
 
