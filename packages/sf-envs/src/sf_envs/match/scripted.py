@@ -10,7 +10,8 @@ when nobody is in sight.
 
 Its strength comes from knobs that matter in a gunfight (:class:`ScriptedLevel`): how long it
 takes to react to an enemy coming into view, how far its aim is off, how fast it can turn, how
-close its aim must be before it fires, whether it dodges, and whether it retreats when hurt.
+close its aim must be before it fires, how far ahead of a moving enemy it aims a rocket, whether
+it dodges, and whether it retreats when hurt.
 The levels of :data:`SCRIPTED_LEVELS` were ordered by measurement, not assumed from the numbers,
 and a map whose fights differ gets a ladder of its own (:data:`SCRIPTED_LADDERS`).
 
@@ -200,7 +201,7 @@ SCRIPTED_LADDERS: dict[str, dict[int, ScriptedLevel]] = {
 
 def scripted_ladder(map_name: str) -> dict[int, ScriptedLevel]:
     """The scripted levels offered on ``map_name``, by level number."""
-    return SCRIPTED_LADDERS.get(map_name, SCRIPTED_LEVELS)
+    return dict(SCRIPTED_LADDERS.get(map_name, SCRIPTED_LEVELS))
 
 
 @dataclass(frozen=True)
