@@ -169,6 +169,7 @@ class Contender:
 def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path) -> Contender:
     env_id, sf_env = SCENARIOS[scenario]
     run_dir = (args.out / scenario / key).resolve()
+    extra = _extra_flags(key, args)
     if key == "a":
         command = [
             str(venv / "bin/python"),
@@ -178,7 +179,6 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
             *(f"--save_every_sec={args.grid}", "--keep_checkpoints=1000"),
         ]
     else:
-        extra = _extra_flags(key, args)
         preset = (
             extra
             if key == "c"
@@ -196,7 +196,7 @@ def make_contender(key: str, scenario: str, args: argparse.Namespace, venv: Path
             *("--checkpoint-seconds", str(args.grid), "--checkpoint-every", str(10**12)),
             *("--keep-checkpoints", "1000", "--eval-episodes", "0"),
         ]
-    return Contender(key, scenario, run_dir, command, tuple(_extra_flags(key, args)))
+    return Contender(key, scenario, run_dir, command, tuple(extra))
 
 
 def _extra_flags(key: str, args: argparse.Namespace) -> list[str]:

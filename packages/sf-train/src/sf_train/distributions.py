@@ -98,27 +98,23 @@ class ActionDistribution:
         """Actions for the rows of ``logits`` (sampled by Gumbel-max, or the most likely ones
         with ``greedy``) and their log-probabilities, from one log-softmax per sub-action:
         acting needs both every step, and each log-softmax is a few small ops per head."""
-        indices, log_probs = [], []
         with torch.no_grad():
-            for log_p in self._log_softmax(logits):
-                if greedy:
-                    index = torch.argmax(log_p, dim=-1)
-                else:
-                    # Gumbel-max: argmax(log p - log E) with E ~ Exp(1) samples from p.
-                    e = torch.empty_like(log_p).exponential_(generator=generator)
-                    index = torch.argmax(log_p - torch.log(e), dim=-1)
-                indices.append(index)
-                log_probs.append(torch.gather(log_p, -1, index.unsqueeze(-1)).squeeze(-1))
-        return self._pack(indices), sum(log_probs)
+            groups = self._log_softmax(logits)
+            indices = [self._pick(log_p, generator, greedy) for log_p in groups]
+            return self._pack(indices), _summed_log_probs(groups, indices)
+
+    @staticmethod
+    def _pick(log_p: Tensor, generator: torch.Generator | None, greedy: bool) -> Tensor:
+        """One sub-action's index per row: the most likely, or sampled by Gumbel-max
+        (argmax(log p - log E) with E ~ Exp(1) samples from p)."""
+        if greedy:
+            return torch.argmax(log_p, dim=-1)
+        e = torch.empty_like(log_p).exponential_(generator=generator)
+        return torch.argmax(log_p - torch.log(e), dim=-1)
 
     def log_prob(self, logits: Tensor, actions: Tensor) -> Tensor:
         """Log-probability of ``actions``, summed over sub-actions; shape ``logits.shape[:-1]``."""
-        groups = self._log_softmax(logits)
-        indices = self._unpack(actions)
-        return sum(
-            torch.gather(g, -1, i.unsqueeze(-1)).squeeze(-1)
-            for g, i in zip(groups, indices, strict=True)
-        )
+        return _summed_log_probs(self._log_softmax(logits), self._unpack(actions))
 
     def uniform_divergence(self, logits: Tensor) -> Tensor:
         """``KL(pi || uniform) + KL(uniform || pi)``, summed over the sub-actions; shape
@@ -138,3 +134,11 @@ class ActionDistribution:
             -(g.exp() * g.clamp(min=torch.finfo(g.dtype).min)).sum(-1)
             for g in self._log_softmax(logits)
         )
+
+
+def _summed_log_probs(groups: list[Tensor], indices: list[Tensor]) -> Tensor:
+    """The log-probabilities ``groups`` give the chosen ``indices``, summed over sub-actions."""
+    return sum(
+        torch.gather(g, -1, i.unsqueeze(-1)).squeeze(-1)
+        for g, i in zip(groups, indices, strict=True)
+    )
