@@ -23,11 +23,11 @@ import cv2
 import numpy as np
 import pytest
 
+from sf_envs.kernel import numba_kernel
 from sf_envs.preprocess import (
     INTERPOLATIONS,
     FrameStack,
     Resizer,
-    _kernel,
     rgb_to_gray,
     rgb_to_gray_unchecked,
 )
@@ -353,8 +353,8 @@ def test_kernel_falls_back_when_numba_cannot_cache(caplog):
     """No writable cache location (here: no source file at all) must not break the import."""
     namespace: dict = {}
     exec(compile("def double(x):\n    return 2 * x\n", "<no file>", "exec"), namespace)
-    with caplog.at_level(logging.WARNING, logger="sf_envs.preprocess"):
-        double = _kernel(namespace["double"])
+    with caplog.at_level(logging.WARNING, logger="sf_envs.kernel"):
+        double = numba_kernel(namespace["double"])
     assert double(21) == 42
     assert "NUMBA_CACHE_DIR" in caplog.text
 

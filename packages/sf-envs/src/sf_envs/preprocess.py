@@ -34,19 +34,16 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
 
 from sf_envs.errors import OptionError
+from sf_envs.kernel import numba_kernel
 
 __all__ = ["INTERPOLATIONS", "FrameStack", "Resizer", "rgb_to_gray", "rgb_to_gray_unchecked"]
 
-logger = logging.getLogger(__name__)
 
 INTERPOLATIONS: tuple[str, ...] = ("nearest", "bilinear", "area")
 
@@ -62,31 +59,12 @@ _GRAY_BITS = 15
 _GRAY_R, _GRAY_G, _GRAY_B = 9798, 19235, 3735
 
 
-def _kernel(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``numba.njit(cache=True, nogil=True)``, falling back to an in-memory cache.
-
-    Numba refuses ``cache=True`` at decoration time (``RuntimeError``) when neither the package
-    directory, ``NUMBA_CACHE_DIR`` nor the user cache directory is writable; a read-only container
-    should then still import and run, only with a compile on each start.
-    """
-    try:
-        return numba.njit(cache=True, nogil=True)(fn)
-    except RuntimeError as exc:
-        logger.warning(
-            "numba cannot cache %s (%s); compiling in memory on every start. "
-            "Set NUMBA_CACHE_DIR to a writable directory to keep compiled kernels.",
-            fn.__name__,
-            exc,
-        )
-        return numba.njit(nogil=True)(fn)
-
-
 # --------------------------------------------------------------------------------------- kernels
 # One specialisation each in normal use: uint8 (C, H, W) arrays and fixed-dtype tables. 2-D
 # frames reach the kernels as (1, H, W) views, so they share the compiled code.
 
 
-@_kernel
+@numba_kernel
 def _resize_nearest(src, out, ys, xs):
     for c in range(out.shape[0]):
         for y in range(out.shape[1]):
@@ -95,7 +73,7 @@ def _resize_nearest(src, out, ys, xs):
                 out[c, y, x] = row[xs[x]]
 
 
-@_kernel
+@numba_kernel
 def _resize_bilinear(src, out, y0, y1, wy, xs, wx, tmp):
     # Rows first: blending two whole source rows is contiguous (SIMD), and for the usual
     # downscales it touches fewer pixels than filtering every source row horizontally first.
@@ -139,7 +117,7 @@ def _resize_bilinear(src, out, y0, y1, wy, xs, wx, tmp):
                     )
 
 
-@_kernel
+@numba_kernel
 def _resize_area(src, out, ys, yn, wy, xs, wx, tmp):
     # Separable weighted sums over each output pixel's footprint: a run of source rows into
     # `tmp`, then a run of `tmp` columns. Every column run is padded to the same length with
@@ -182,7 +160,7 @@ def _resize_area(src, out, ys, yn, wy, xs, wx, tmp):
                     o[x] = np.uint8(s)
 
 
-@_kernel
+@numba_kernel
 def _resize_half(src, out, tmp):
     # Exact halving (640x480 -> 320x240, 160x120 -> 80x60), where "area" and "bilinear" agree:
     # each output is a 2x2 block mean rounded half up. uint16 sums and a shift instead of the
@@ -198,7 +176,7 @@ def _resize_half(src, out, tmp):
                 o[x] = np.uint8((tmp[2 * x] + tmp[2 * x + 1] + np.uint16(2)) >> 2)
 
 
-@_kernel
+@numba_kernel
 def _rgb_to_gray(src, out):
     r = np.int32(_GRAY_R)
     g = np.int32(_GRAY_G)
@@ -210,7 +188,7 @@ def _rgb_to_gray(src, out):
             out[y, x] = (v + half) >> _GRAY_BITS
 
 
-@_kernel
+@numba_kernel
 def _stack_write(ring, head, frame, out):
     # Store `frame` in slot `head` (the oldest), then lay the ring out oldest first: the slot
     # after `head` is now the oldest and `head` itself the newest.
