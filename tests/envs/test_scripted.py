@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -122,6 +123,15 @@ def test_every_ladder_is_better_knob_by_knob_at_each_level(map_name: str) -> Non
         assert stronger.strafe >= weaker.strafe
         assert stronger.retreat_health >= weaker.retreat_health
         assert stronger != weaker
+
+
+def test_a_level_is_its_number_and_the_knobs_it_sets_away_from_their_defaults() -> None:
+    plain = ScriptedLevel(2, reaction_tics=5, aim_noise=1.0, turn_speed=4.0, fire_cone=9.0)
+    assert plain.knobs() == {
+        "level": 2, "reaction_tics": 5, "aim_noise": 1.0, "turn_speed": 4.0, "fire_cone": 9.0
+    }  # fmt: skip
+    hunting = dataclasses.replace(plain, hunt=True)
+    assert hunting.knobs() == {**plain.knobs(), "hunt": True}
 
 
 def test_a_leading_player_aims_ahead_of_a_moving_enemy_with_rockets_only() -> None:

@@ -121,7 +121,7 @@ def parse_player(text: str, map_name: str) -> Player:
         ladder = scripted_ladder(map_name)
         level = _offered_level(spec, int(m[1]), ladder, map_name, "scripted")
         # As for bots: retuned knobs make a different player.
-        params = _params_hash(ladder[level])
+        params = _params_hash(ladder[level].knobs())
         return Player(name or spec, "scripted", level=level, fingerprint=f"scripted:{params}")
     if spec in BASELINES:
         return Player(name or spec, "baseline", fingerprint=spec)

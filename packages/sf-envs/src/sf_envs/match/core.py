@@ -26,7 +26,9 @@ from gymnasium import spaces
 from sf_envs import watchdog
 from sf_envs.errors import ClosedEnvError
 from sf_envs.match.bots import write_bots_file
+from sf_envs.match.hunt import Hunter
 from sf_envs.match.lockstep import LockStep, MatchError
+from sf_envs.match.navigation import nav_grid
 from sf_envs.match.player import MEASUREMENTS, MatchPlayer, ScriptedMatchPlayer, game_args
 from sf_envs.match.ports import PortLease, lease_port
 from sf_envs.match.probe import mark_proven, probe_start, proven
@@ -182,12 +184,15 @@ class MatchCore:
                 self.players.append(MatchPlayer(config, i, folder, args, engine))
             else:
                 level = scripted_levels[config.scripted[i - config.num_agents].level]
+                turn = "TURN_LEFT" in config.buttons
                 brain = ScriptedBrain(
                     level,
                     config.options.frame_skip,
                     seed=i,
-                    turn="TURN_LEFT" in config.buttons,
+                    turn=turn,
                     advance="MOVE_FORWARD" in config.buttons,
+                    # Searching needs turning; a map without it (multi_duel) has nothing to search.
+                    hunter=Hunter(nav_grid(config.map)) if level.hunt and turn else None,
                 )
                 self.players.append(ScriptedMatchPlayer(config, i, folder, args, brain, engine))
         self._ini_paths[:] = [p.ini_path for p in self.players]

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 
 import numpy as np
+
+from sf_envs.match.hunt import Hunter
 
 __all__ = [
     "BUTTONS",
@@ -86,6 +88,9 @@ class ScriptedLevel:
         lead: How far ahead of a moving enemy it aims a projectile, as a fraction of the
             projectile's flight time (0: at where the enemy is; 1: at where it will be if it
             keeps its velocity). Hitscan weapons need no lead.
+        hunt: Whether it knows the map's layout and searches it for its enemy (the shortest
+            way to where it last saw it, else the places it has not looked at for longest), and
+            turns around when hit from out of view; without it, it runs toward open space.
     """
 
     level: int
@@ -97,6 +102,17 @@ class ScriptedLevel:
     dodge_distance: float = 0.0
     retreat_health: float = 0.0
     lead: float = 0.0
+    hunt: bool = False
+
+    def knobs(self) -> dict[str, object]:
+        """The level's number and the knobs it sets away from their defaults: what makes it the
+        player it is. A knob added later, at a default that plays as before, leaves the levels
+        that do not use it the same players."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.default is MISSING or getattr(self, f.name) != f.default
+        }
 
 
 #: The measured ladder (strongest last); see the module docstring.
@@ -272,6 +288,8 @@ class ScriptedBrain:
             ledge), and a scripted player keeps the same rules: without turning it aims by
             strafing.
         advance: Whether it may move forward and backward.
+        hunter: Knows the map's layout: with it the player searches the map for its enemy
+            (and turns around when hit from out of view) instead of running toward open space.
     """
 
     def __init__(
@@ -282,7 +300,9 @@ class ScriptedBrain:
         *,
         turn: bool = True,
         advance: bool = True,
+        hunter: Hunter | None = None,
     ) -> None:
+        self.hunter = hunter
         self.level = level
         self.frame_skip = frame_skip
         self.can_turn = turn
@@ -294,6 +314,14 @@ class ScriptedBrain:
         """Forgets what it saw (a new match, or it died); ``seed`` reseeds its choices."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
+        if self.hunter is not None:
+            self.hunter.reset()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Forgets the fight and the way (it died)."""
+        if self.hunter is not None:
+            self.hunter.forget_way()
         self._seen_since: int | None = None
         self._last_seen: tuple[float, float, int] | None = None
         self._aim_error = 0.0
@@ -305,25 +333,41 @@ class ScriptedBrain:
         self._escape_until = 0
         self._velocity = (0.0, 0.0)
         self._previous: tuple[int, float, float] | None = None
+        self._health: float | None = None  # at the last decision
+        self._look_back_until = 0
+        self._look_back = 0.0
 
     def decide(self, view: View) -> list[float]:
         """The buttons (in :data:`BUTTONS` order) to hold until the next decision."""
         if view.dead:
-            self.reset()
+            self._forget()
             return [0.0, 0.0, 0.0, 0.0]
         if self._previous is not None and view.tic > self._previous[0]:
             t, x, y = self._previous
             self._velocity = ((view.x - x) / (view.tic - t), (view.y - y) / (view.tic - t))
         self._previous = (view.tic, view.x, view.y)
+        hurt = self._health is not None and view.health < self._health
+        self._health = view.health
+        if self.hunter is not None:
+            self.hunter.look(view.x, view.y, view.angle, view.tic)
         target = self._target(view)
         if target is not None:
             return self._fight(view, target)
         if not self.can_turn:
             return [0.0, 0.0, 0.0, 0.0]  # nobody in view and nowhere to look: wait
+        if self.hunter is not None and hurt and not view.enemies:
+            # Hit by someone out of view: turn around to find the shooter.
+            speed = self.level.turn_speed
+            self._look_back = float(self.rng.choice((-1.0, 1.0))) * speed
+            self._look_back_until = view.tic + math.ceil(180.0 / speed)
+        if view.tic < self._look_back_until:
+            return self._moves(0.0, 0.0, self._look_back, 0.0)
+        chase = None
         if self._last_seen is not None and view.tic - self._last_seen[2] < _MEMORY_TICS:
-            x, y, _ = self._last_seen
-            return self._moves(_SPEED, 0.0, self._turn_toward(view, x, y), 0.0)
-        return self._explore(view)
+            chase = self._last_seen[:2]
+            if self.hunter is None:
+                return self._moves(_SPEED, 0.0, self._turn_toward(view, *chase), 0.0)
+        return self._explore(view, chase)
 
     def _moves(self, forward: float, strafe: float, turn: float, fire: float) -> list[float]:
         """The buttons, without the moves the map does not allow."""
@@ -431,8 +475,9 @@ class ScriptedBrain:
         speed = self.level.turn_speed
         return -min(max(per_tic, -speed), speed)
 
-    def _explore(self, view: View) -> list[float]:
-        """Runs toward open space; turns away when blocked."""
+    def _explore(self, view: View, chase: tuple[float, float] | None = None) -> list[float]:
+        """Runs toward ``chase`` or searches the map with a hunter, else toward open space;
+        turns away when blocked."""
         trail = self._trail
         trail.append((view.tic, view.x, view.y))
         while trail and view.tic - trail[0][0] > _STUCK_TICS:
@@ -448,7 +493,19 @@ class ScriptedBrain:
             self._escape_turn = float(self.rng.choice((-1.0, 1.0))) * speed
             self._escape_until = view.tic + int(self.rng.integers(8, 24))
             trail.clear()
+            if self.hunter is not None:
+                self.hunter.forget_way()
             return [-_SPEED / 2, 0.0, self._escape_turn, 0.0]
+        if self.hunter is not None:
+            point = self.hunter.waypoint(view.x, view.y, view.tic, chase)
+            if point is not None:
+                turn = self._turn_toward(view, *point)
+                off = abs(
+                    _wrap(
+                        math.degrees(math.atan2(point[1] - view.y, point[0] - view.x)) - view.angle
+                    )
+                )
+                return [_SPEED if off < 45.0 else _SPEED / 4, 0.0, turn, 0.0]
         depth = view.depth
         columns = len(depth)
         # The deepest column steers; the screen spans 90 degrees, right is a positive turn.
