@@ -1,4 +1,5 @@
-"""Map knowledge and hunting: the grid of a made-up map, ways around walls, what a player sees."""
+"""Map knowledge and hunting: the grid of a made-up map, ways around walls, what a player sees,
+and a hunting scripted player finding a still agent on a big map."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 
+from sf_envs.match import MatchConfig, MatchCore
 from sf_envs.match.hunt import Hunter
 from sf_envs.match.maps import get_map
 from sf_envs.match.navigation import Geometry, NavGrid, map_geometry
-from sf_envs.match.scripted import SCRIPTED_LEVELS, ScriptedBrain, View
+from sf_envs.match.scripted import SCRIPTED_LEVELS, ScriptedBrain, View, scripted_ladder
 
 
 def sectors(polygons: list[list[tuple[float, float]]], floors: list[float]) -> Geometry:
@@ -119,3 +122,19 @@ def test_the_grid_of_a_real_map_is_read_from_the_engine_and_cached(monkeypatch, 
     start = tuple(np.argwhere(grid.walkable)[0])
     steps, _ = grid.distances(*start)
     assert (steps >= 0).sum() > 0.8 * grid.walkable.sum()
+
+
+@pytest.mark.usefixtures("scenario_pack")
+def test_a_hunting_player_finds_and_beats_a_still_agent_on_a_big_map() -> None:
+    # Measured on dwango5 (4-minute duels): without hunting level 3 beat a still agent in 16
+    # of 96 games (80 draws: it did not find it); hunting, in 8 of 8, by 6.8 frags a game.
+    level = scripted_ladder("dwango5")[3]
+    assert level.hunt
+    config = MatchConfig.create("duel_scripted", map="dwango5", timelimit=2.0, scripted_skill=3)
+    screens = np.zeros((1, *config.options.obs_shape), dtype=np.uint8)
+    with MatchCore(config) as core:
+        core.reset(0, screens, None)
+        while not core.finished:
+            core.step(np.zeros(1, dtype=np.int64), screens, None)
+        frags = core.result()["frags"]
+    assert frags["scripted1_L3"] > frags["player_0"], frags

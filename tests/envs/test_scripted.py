@@ -122,6 +122,7 @@ def test_every_ladder_is_better_knob_by_knob_at_each_level(map_name: str) -> Non
         assert stronger.lead >= weaker.lead
         assert stronger.strafe >= weaker.strafe
         assert stronger.retreat_health >= weaker.retreat_health
+        assert stronger.hunt >= weaker.hunt
         assert stronger != weaker
 
 

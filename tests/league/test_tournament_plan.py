@@ -112,7 +112,11 @@ def test_scripted_levels_are_per_map_and_play_duels_only() -> None:
     assert parse_player("scripted:4", "multi_duel").fingerprint != (
         parse_player("scripted:4", "cig_map02").fingerprint
     )
-    (top,) = players("scripted:5", map_name="cig_map01")
+    # So is a hunting level (dwango5's) than the same knobs without hunting.
+    assert parse_player("scripted:3", "dwango5").fingerprint != (
+        parse_player("scripted:3", "cig_map02").fingerprint
+    )
+    (top,) = players("scripted:5", map_name="freedoom2_map01")
     assert top.kind == "scripted" and not top.is_agent and top.record().spec == "5"
     with pytest.raises(TournamentError, match="scripted players play duels only"):
         plan_games(

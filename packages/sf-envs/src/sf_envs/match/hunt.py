@@ -10,8 +10,6 @@ goes. What it knows of the enemy still comes only from the screen.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from sf_envs.match.navigation import NavGrid
@@ -106,11 +104,8 @@ class Hunter:
                 return
             goal = gi * w + gj
         else:
-            stale = np.minimum(tic - self.seen, _STALE_TICS).astype(np.float64)
-            travel = steps * (grid.cell / _RUN_UNITS_PER_TIC)
-            score = np.where((steps > 1) & grid.walkable, stale - travel, -math.inf)
-            goal = int(np.argmax(score))
-            if not math.isfinite(score.flat[goal]):
+            goal = grid.stalest(steps, self.seen, tic, _STALE_TICS, _RUN_UNITS_PER_TIC)
+            if goal < 0:
                 return
         path = [goal]
         while previous[path[-1]] >= 0:

@@ -33,6 +33,9 @@ _FOV = 90.0  # degrees a player's screen spans
 _RAYS = 24  # rays cast across the screen to find what it sees
 # Grid steps, counterclockwise from east; moves 0-7 go to these neighbours.
 _STEPS = np.array([(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)])
+# The move to a neighbour, by its row and column offset plus one (-1: the cell itself).
+_MOVE_OF = np.full((3, 3), -1)
+_MOVE_OF[_STEPS[:, 0] + 1, _STEPS[:, 1] + 1] = np.arange(8)
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,8 @@ class NavGrid:
         self.walkable = walkable
         self.moves = moves
         self.sight = sight
+        self._flat_moves = moves.reshape(-1, 8)
+        self._offsets = _STEPS[:, 0] * width + _STEPS[:, 1]  # flat index change per move
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -228,12 +233,22 @@ class NavGrid:
             if len(found):
                 di, dj = found[np.argmin(np.abs(found - 2).sum(axis=1))]
                 i, j = max(i - 2, 0) + int(di), max(j - 2, 0) + int(dj)
-        return _walk(self.moves, i, j, _STEPS)
+        steps, previous = _walk(self._flat_moves, i * self.shape[1] + j, self._offsets)
+        return steps.reshape(self.shape), previous
+
+    def stalest(self, steps: np.ndarray, seen: np.ndarray, tic: int, cap: int, speed: float) -> int:
+        """The walkable cell (flat index, -1 for none) more than one step away that is worth
+        searching most: unseen longest (up to ``cap`` tics), less the tics it takes to get
+        there at ``speed`` map units per tic; the first such cell in row order on a tie.
+        ``steps`` comes from :meth:`distances`."""
+        return _stalest(steps, self.walkable, seen, tic, cap, self.cell / speed)
 
     def look(self, seen: np.ndarray, x: float, y: float, angle: float, tic: int) -> None:
         """Marks in ``seen`` (per cell, the tic it was last seen) the cells on screen of a player
         at ``(x, y)`` facing ``angle`` degrees."""
-        _look(self.sight, seen, x, y, angle, tic, self.x0, self.y0, self.cell, _STEPS, _FOV, _RAYS)
+        _look(
+            self.sight, seen, x, y, angle, tic, self.x0, self.y0, self.cell, _MOVE_OF, _FOV, _RAYS
+        )
 
 
 @functools.lru_cache(maxsize=8)
@@ -243,33 +258,43 @@ def nav_grid(match_map: MatchMap) -> NavGrid:
 
 
 @numba_kernel
-def _walk(moves, i0, j0, steps):
-    h, w = moves.shape[0], moves.shape[1]
-    dist = np.full(h * w, -1, dtype=np.int32)
-    previous = np.full(h * w, -1, dtype=np.int32)
-    queue = np.empty(h * w, dtype=np.int32)
-    start = i0 * w + j0
+def _walk(moves, start, offsets):
+    cells = moves.shape[0]
+    dist = np.full(cells, -1, dtype=np.int32)
+    previous = np.full(cells, -1, dtype=np.int32)
+    queue = np.empty(cells, dtype=np.int32)
     dist[start] = 0
     queue[0] = start
     head, tail = 0, 1
     while head < tail:
         c = queue[head]
         head += 1
-        i, j = c // w, c % w
         for k in range(8):
-            if not moves[i, j, k]:
-                continue
-            n = (i + steps[k, 0]) * w + j + steps[k, 1]
-            if dist[n] < 0:
-                dist[n] = dist[c] + 1
-                previous[n] = c
-                queue[tail] = n
-                tail += 1
-    return dist.reshape(h, w), previous
+            if moves[c, k]:
+                n = c + offsets[k]
+                if dist[n] < 0:
+                    dist[n] = dist[c] + 1
+                    previous[n] = c
+                    queue[tail] = n
+                    tail += 1
+    return dist, previous
 
 
 @numba_kernel
-def _look(sight, seen, x, y, angle, tic, x0, y0, cell, steps, fov, rays):
+def _stalest(steps, walkable, seen, tic, cap, tics_per_step):
+    h, w = steps.shape
+    best, best_score = -1, -np.inf
+    for i in range(h):
+        for j in range(w):
+            if steps[i, j] > 1 and walkable[i, j]:
+                score = min(tic - seen[i, j], cap) - steps[i, j] * tics_per_step
+                if score > best_score:
+                    best, best_score = i * w + j, score
+    return best
+
+
+@numba_kernel
+def _look(sight, seen, x, y, angle, tic, x0, y0, cell, move_of, fov, rays):
     h, w = sight.shape[0], sight.shape[1]
     i0 = min(max(int((y - y0) // cell), 0), h - 1)
     j0 = min(max(int((x - x0) // cell), 0), w - 1)
@@ -288,11 +313,8 @@ def _look(sight, seen, x, y, angle, tic, x0, y0, cell, steps, fov, rays):
             di, dj = ni - i, nj - j
             if abs(di) > 1 or abs(dj) > 1:
                 break
-            k = -1
-            for m in range(8):
-                if steps[m, 0] == di and steps[m, 1] == dj:
-                    k = m
-            if k < 0 or not sight[i, j, k]:
+            k = move_of[di + 1, dj + 1]
+            if not sight[i, j, k]:
                 break
             i, j = ni, nj
             seen[i, j] = tic

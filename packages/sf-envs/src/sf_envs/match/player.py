@@ -15,6 +15,7 @@ import numpy as np
 import vizdoom
 
 from sf_envs.game import FramePipeline
+from sf_envs.kernel import numba_kernel
 from sf_envs.match.rewards import EVENTS
 from sf_envs.match.scenarios import MatchConfig
 from sf_envs.match.scripted import BUTTONS, Enemy, ScriptedBrain, View
@@ -253,6 +254,27 @@ _POSITION = (vizdoom.GameVariable.POSITION_X, vizdoom.GameVariable.POSITION_Y)
 _DEPTH_BAND = slice(50, 70)  # the rows at eye level of a 160x120 screen
 _DEPTH_COLUMNS = 32
 _NO_DEPTH = np.zeros(_DEPTH_COLUMNS)
+
+
+@numba_kernel
+def depth_columns(depth, top, bottom):
+    """Per screen column band (left to right, :data:`_DEPTH_COLUMNS` of them), the mean depth of
+    rows ``top:bottom``: how far the open space goes at eye level. Compiled: the numpy version
+    cost a scripted player ~30 µs per step."""
+    width = depth.shape[1] // _DEPTH_COLUMNS
+    rows = bottom - top
+    out = np.empty(_DEPTH_COLUMNS)
+    for c in range(_DEPTH_COLUMNS):
+        band = 0.0
+        for k in range(c * width, (c + 1) * width):
+            column = 0.0
+            for r in range(top, bottom):
+                column += depth[r, k]
+            band += column / rows
+        out[c] = band / width
+    return out
+
+
 _SEEN = {"DoomPlayer": True, "Rocket": False}  # labels a scripted player reacts to: enemy?
 
 
@@ -331,8 +353,7 @@ class ScriptedMatchPlayer(MatchPlayer):
                 )
         depth = _NO_DEPTH
         if state.depth_buffer is not None:
-            depth = state.depth_buffer[_DEPTH_BAND].mean(axis=0)
-            depth = depth.reshape(_DEPTH_COLUMNS, -1).mean(axis=1)
+            depth = depth_columns(state.depth_buffer, _DEPTH_BAND.start, _DEPTH_BAND.stop)
         view = View(
             tic=state.tic,
             x=game.get_game_variable(_POSITION[0]),
