@@ -92,24 +92,12 @@ class Hunter:
 
     def _plan(self, i: int, j: int, tic: int, chase: tuple[float, float] | None) -> None:
         grid = self.grid
-        w = grid.shape[1]
-        steps, previous = grid.distances(i, j)
         self._planned_at = tic
         self._chasing = chase
-        self._path = []
-        self._goal = None
         if chase is not None:
             gi, gj = grid.cell_of(*chase)
-            if steps[gi, gj] < 0:
-                return
-            goal = gi * w + gj
+            path = grid.way_to(i, j, gi * grid.shape[1] + gj)
         else:
-            goal = grid.stalest(steps, self.seen, tic, _STALE_TICS, _RUN_UNITS_PER_TIC)
-            if goal < 0:
-                return
-        path = [goal]
-        while previous[path[-1]] >= 0:
-            path.append(int(previous[path[-1]]))
-        path.reverse()
-        self._goal = goal
+            path = grid.way_to_stalest(i, j, self.seen, tic, _STALE_TICS, _RUN_UNITS_PER_TIC)
         self._path = path
+        self._goal = path[-1] if path else None

@@ -36,6 +36,7 @@ _STEPS = np.array([(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), 
 # The move to a neighbour, by its row and column offset plus one (-1: the cell itself).
 _MOVE_OF = np.full((3, 3), -1)
 _MOVE_OF[_STEPS[:, 0] + 1, _STEPS[:, 1] + 1] = np.arange(8)
+_NO_SEEN = np.zeros((1, 1), dtype=np.int64)  # what a way to a given goal reads of ``seen``
 
 
 @dataclass(frozen=True)
@@ -227,21 +228,54 @@ class NavGrid:
         """Steps from cell ``(i, j)`` (or the nearest walkable cell, for a player pressed
         against a wall) to every cell (-1: unreachable), and each cell's previous cell on a
         shortest way there (as a flat index; -1 for the start)."""
+        steps, previous = _walk(self._flat_moves, self._start(i, j), self._offsets)
+        return steps.reshape(self.shape), previous
+
+    def way_to(self, i: int, j: int, goal: int) -> list[int]:
+        """The cells (flat indices) of a shortest way from cell ``(i, j)`` (as in
+        :meth:`distances`) to cell ``goal``, both ends included; empty when it cannot be
+        reached."""
+        return _way(
+            self._flat_moves,
+            self._start(i, j),
+            self._offsets,
+            goal,
+            self.walkable,
+            _NO_SEEN,
+            0,
+            0,
+            0.0,
+        ).tolist()
+
+    def way_to_stalest(
+        self, i: int, j: int, seen: np.ndarray, tic: int, cap: int, speed: float
+    ) -> list[int]:
+        """The cells of a shortest way from cell ``(i, j)`` to the walkable cell more than one
+        step away that is most worth searching: unseen longest (``seen`` holds the tic each cell
+        was last seen; up to ``cap`` tics count), less the tics it takes to get there at
+        ``speed`` map units per tic; the first such cell in row order on a tie. Empty when
+        there is none."""
+        return _way(
+            self._flat_moves,
+            self._start(i, j),
+            self._offsets,
+            -1,
+            self.walkable,
+            seen,
+            tic,
+            cap,
+            self.cell / speed,
+        ).tolist()
+
+    def _start(self, i: int, j: int) -> int:
+        """Cell ``(i, j)`` as a flat index, or the nearest walkable cell within two."""
         if not self.walkable[i, j]:
             near = self.walkable[max(i - 2, 0) : i + 3, max(j - 2, 0) : j + 3]
             found = np.argwhere(near)
             if len(found):
                 di, dj = found[np.argmin(np.abs(found - 2).sum(axis=1))]
                 i, j = max(i - 2, 0) + int(di), max(j - 2, 0) + int(dj)
-        steps, previous = _walk(self._flat_moves, i * self.shape[1] + j, self._offsets)
-        return steps.reshape(self.shape), previous
-
-    def stalest(self, steps: np.ndarray, seen: np.ndarray, tic: int, cap: int, speed: float) -> int:
-        """The walkable cell (flat index, -1 for none) more than one step away that is worth
-        searching most: unseen longest (up to ``cap`` tics), less the tics it takes to get
-        there at ``speed`` map units per tic; the first such cell in row order on a tie.
-        ``steps`` comes from :meth:`distances`."""
-        return _stalest(steps, self.walkable, seen, tic, cap, self.cell / speed)
+        return i * self.shape[1] + j
 
     def look(self, seen: np.ndarray, x: float, y: float, angle: float, tic: int) -> None:
         """Marks in ``seen`` (per cell, the tic it was last seen) the cells on screen of a player
@@ -281,16 +315,43 @@ def _walk(moves, start, offsets):
 
 
 @numba_kernel
-def _stalest(steps, walkable, seen, tic, cap, tics_per_step):
-    h, w = steps.shape
-    best, best_score = -1, -np.inf
-    for i in range(h):
-        for j in range(w):
-            if steps[i, j] > 1 and walkable[i, j]:
-                score = min(tic - seen[i, j], cap) - steps[i, j] * tics_per_step
+def _way(moves, start, offsets, goal, walkable, seen, tic, cap, tics_per_step):
+    """A shortest way from ``start`` to ``goal``, or (``goal`` < 0) to the stalest cell."""
+    cells = moves.shape[0]
+    dist = np.full(cells, -1, dtype=np.int32)
+    previous = np.full(cells, -1, dtype=np.int32)
+    queue = np.empty(cells, dtype=np.int32)
+    dist[start] = 0
+    queue[0] = start
+    head, tail = 0, 1
+    while head < tail and (goal < 0 or dist[goal] < 0):
+        c = queue[head]
+        head += 1
+        for k in range(8):
+            if moves[c, k]:
+                n = c + offsets[k]
+                if dist[n] < 0:
+                    dist[n] = dist[c] + 1
+                    previous[n] = c
+                    queue[tail] = n
+                    tail += 1
+    if goal < 0:
+        flat_walkable = walkable.ravel()
+        flat_seen = seen.ravel()
+        best_score = -np.inf
+        for c in range(cells):
+            if dist[c] > 1 and flat_walkable[c]:
+                score = min(tic - flat_seen[c], cap) - dist[c] * tics_per_step
                 if score > best_score:
-                    best, best_score = i * w + j, score
-    return best
+                    goal, best_score = c, score
+    if goal < 0 or dist[goal] < 0:
+        return np.empty(0, dtype=np.int32)
+    way = np.empty(dist[goal] + 1, dtype=np.int32)
+    c = goal
+    for k in range(dist[goal], -1, -1):
+        way[k] = c
+        c = previous[c]
+    return way
 
 
 @numba_kernel
