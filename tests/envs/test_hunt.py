@@ -4,6 +4,7 @@ and a hunting scripted player finding a still agent on a big map."""
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 
 import numpy as np
@@ -111,12 +112,19 @@ def test_a_hunting_brain_walks_its_way_and_turns_around_when_hit_from_out_of_vie
     assert brain.decide(seen(8, health=80.0))[2] == hit[2]  # and keeps spinning
 
 
-def test_the_grid_of_a_real_map_is_read_from_the_engine_and_cached(monkeypatch, tmp_path):
+def test_the_grid_of_a_real_map_is_read_from_the_engine_and_cached(monkeypatch, tmp_path, caplog):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     geometry = map_geometry(get_map("cig_map02"))
     assert list((tmp_path / "sf-envs" / "maps").iterdir())
     again = map_geometry(get_map("cig_map02"))
     np.testing.assert_array_equal(geometry.lines, again.lines)
+    # A damaged cache file is read again from the engine and replaced, not trusted.
+    (cached,) = (tmp_path / "sf-envs" / "maps").iterdir()
+    cached.write_bytes(b"not a numpy file")
+    with caplog.at_level(logging.WARNING, logger="sf_envs.match.navigation"):
+        np.testing.assert_array_equal(map_geometry(get_map("cig_map02")).lines, geometry.lines)
+    assert "unreadable map cache" in caplog.text
+    np.testing.assert_array_equal(map_geometry(get_map("cig_map02")).lines, geometry.lines)
     grid = NavGrid(geometry)
     # Most walkable cells reach each other: one connected arena.
     start = tuple(np.argwhere(grid.walkable)[0])

@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 import vizdoom
 
 from sf_envs.cache import user_cache
+from sf_envs.kernel import numba_kernel
 from sf_envs.match.maps import MatchMap
-from sf_envs.preprocess import numba_kernel
 
 __all__ = ["CELL", "Geometry", "NavGrid", "map_geometry", "nav_grid"]
+
+logger = logging.getLogger(__name__)
 
 CELL = 32.0  # map units per grid cell
 _STEP_UP = 24.0  # the highest step a player climbs
@@ -97,11 +101,15 @@ def _cache_path(match_map: MatchMap) -> str:
 
 
 def map_geometry(match_map: MatchMap) -> Geometry:
-    """The map's geometry, from the user cache, read from the engine on first use."""
+    """The map's geometry, from the user cache, read from the engine on first use (and again
+    when the cached file cannot be read)."""
     path = _cache_path(match_map)
     if os.path.exists(path):
-        with np.load(path) as saved:
-            return Geometry(saved["floors"], saved["ceilings"], saved["lines"])
+        try:
+            with np.load(path) as saved:
+                return Geometry(saved["floors"], saved["ceilings"], saved["lines"])
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            logger.warning("unreadable map cache %s (%s); reading the map again", path, exc)
     geometry = _read_geometry(match_map)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd, partial = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npz.partial")
