@@ -32,10 +32,10 @@ class DecisionClock:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.calls = 0
-        self._observe = ScriptedMatchPlayer._observe
+        self._settle = ScriptedMatchPlayer.settle
 
     def __enter__(self) -> DecisionClock:
-        original = self._observe
+        original = self._settle
 
         def timed(player, *args, **kwargs):
             start = time.perf_counter()
@@ -43,11 +43,11 @@ class DecisionClock:
             self.seconds += time.perf_counter() - start
             self.calls += 1
 
-        ScriptedMatchPlayer._observe = timed
+        ScriptedMatchPlayer.settle = timed
         return self
 
     def __exit__(self, *exc: object) -> None:
-        ScriptedMatchPlayer._observe = self._observe
+        ScriptedMatchPlayer.settle = self._settle
 
 
 def main() -> None:
