@@ -32,10 +32,10 @@ class DecisionClock:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.calls = 0
-        self._settle = ScriptedMatchPlayer.settle
+        self._observe = ScriptedMatchPlayer._observe
 
     def __enter__(self) -> DecisionClock:
-        original = self._settle
+        original = self._observe
 
         def timed(player, *args, **kwargs):
             start = time.perf_counter()
@@ -43,11 +43,11 @@ class DecisionClock:
             self.seconds += time.perf_counter() - start
             self.calls += 1
 
-        ScriptedMatchPlayer.settle = timed
+        ScriptedMatchPlayer._observe = timed
         return self
 
     def __exit__(self, *exc: object) -> None:
-        ScriptedMatchPlayer.settle = self._settle
+        ScriptedMatchPlayer._observe = self._observe
 
 
 def main() -> None:

@@ -55,33 +55,6 @@ def test_a_failed_call_breaks_the_match_with_its_own_error(lockstep):
         lockstep.run(lambda i: i)
 
 
-def test_then_runs_after_the_call_is_reported_and_before_the_thread_s_next_call(lockstep):
-    released = threading.Event()
-    log: list[tuple[str, int]] = []
-
-    def later(i: int) -> None:
-        released.wait(5.0)  # the caller has its results while this still runs
-        log.append(("then", i))
-
-    assert lockstep.run(lambda i: i, then=later) == [0, 1, 2]
-    assert log == []
-    released.set()
-    lockstep.run(lambda i: log.append(("next", i)))
-    for i in range(3):
-        assert log.index(("then", i)) < log.index(("next", i))
-
-
-def test_a_failed_then_fails_the_next_call_with_its_own_error(lockstep):
-    def later(i: int) -> None:
-        if i == 2:
-            raise ValueError("no decision")
-
-    lockstep.run(lambda i: i, then=later)
-    with pytest.raises(MatchError, match="player 2 failed: no decision"):
-        lockstep.run(lambda i: lockstep.sync())
-    assert lockstep.broken
-
-
 def test_a_player_stuck_past_the_timeout_is_reported_hung():
     group = LockStep(2, timeout=0.2)
     release = threading.Event()

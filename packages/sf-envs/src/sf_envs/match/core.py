@@ -321,7 +321,7 @@ class MatchCore:
             if i == 0:
                 self._frag_baseline = self._server_frags()
 
-        ls.run(restart, then=self._settle)
+        ls.run(restart)
         if fresh_engine:
             self.engine_pids = _engine_pids(self._ini_paths)
             watchdog.note_engines()
@@ -360,14 +360,11 @@ class MatchCore:
                 for name, base in self._frag_baseline.items():
                     self.scoreboard[name] = frags.get(name, base) - base
 
-        ls.run(play, then=self._settle)
+        ls.run(play)
         for i in range(n):
             self.rewards[i] = players[i].events @ self._weights
             self.truncated[i] = players[i].finished
         return self.rewards, self.terminated, self.truncated
-
-    def _settle(self, i: int) -> None:
-        self.players[i].settle()
 
     @property
     def finished(self) -> bool:

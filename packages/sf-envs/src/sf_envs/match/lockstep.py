@@ -123,11 +123,9 @@ class LockStep:
         self._finished = _closed_lock()  # opened when all are done or one failed
         self._signalled = False
         self._work: Any = None
-        self._then: Callable[[int], None] | None = None
         self._pending = 0
         self._results: list[Any] = [None] * n
         self._errors: list[BaseException | None] = [None] * n
-        self._late: list[BaseException | None] = [None] * n  # a failed ``then``, not yet raised
         self._broken: str | None = None
         self._threads = [
             threading.Thread(target=self._loop, args=(i,), name=f"{name}-{i}", daemon=True)
@@ -145,18 +143,8 @@ class LockStep:
         """Waits until every player reached this point (called from player threads)."""
         self._barrier.wait()
 
-    def run(
-        self,
-        fn: Callable[[int], Any],
-        timeout: float | None = None,
-        then: Callable[[int], None] | None = None,
-    ) -> list[Any]:
+    def run(self, fn: Callable[[int], Any], timeout: float | None = None) -> list[Any]:
         """Runs ``fn(i)`` in thread ``i`` for every player and returns the results in order.
-
-        ``then(i)``, when given, runs in thread ``i`` after its ``fn`` has been counted done:
-        work for the next call that the caller need not wait for (it overlaps whatever the
-        caller does between calls; thread ``i`` starts its next call only after it). A failure
-        there fails the next call.
 
         Raises:
             MatchHungError: when not every player finished within ``timeout`` seconds.
@@ -166,7 +154,6 @@ class LockStep:
             raise MatchError(f"the match is unusable since {self._broken}; create a new match")
         # No reset of _errors: any failure breaks the group, so a run after one never starts.
         self._work = fn
-        self._then = then
         self._pending = self.n
         for start in self._starts:
             start.release()
@@ -211,25 +198,16 @@ class LockStep:
                 return
             failed = False
             try:
-                late, self._late[i] = self._late[i], None
-                if late is not None:  # the last call's ``then`` failed: so does this call
-                    raise late
                 self._results[i] = fn(i)
             except BaseException as exc:
                 self._errors[i] = exc
                 failed = True
                 self._barrier.abort()  # frees players waiting for the failed one
-            then = self._then
             with self._mutex:
                 self._pending -= 1
                 if (failed or self._pending == 0) and not self._signalled:
                     self._signalled = True
                     self._finished.release()
-            if then is not None and not failed:
-                try:
-                    then(i)
-                except BaseException as exc:
-                    self._late[i] = exc
 
     def stop(self, timeout: float) -> bool:
         """Ends the threads once their current call returns; True when all have ended."""

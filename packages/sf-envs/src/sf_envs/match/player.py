@@ -222,10 +222,6 @@ class MatchPlayer:
         self._previous[:] = self.values
         self._observe(state, obs_out, meas_out, first=False)
 
-    def settle(self) -> None:
-        """Work for the next step that the match need not wait for (after a step or a start
-        has been reported done, on this player's thread); none for a player the caller acts."""
-
     def _read(self) -> vizdoom.GameState | None:
         state = self.game.get_state()
         if state is not None:
@@ -307,7 +303,6 @@ class ScriptedMatchPlayer(MatchPlayer):
         super().__init__(config, index, workdir, args, engine)
         self.brain = brain
         self._decision = [0.0] * len(BUTTONS)
-        self._state: vizdoom.GameState | None = None  # read, not yet decided on
 
     def _configure(self, game: vizdoom.DoomGame) -> None:
         game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
@@ -341,13 +336,6 @@ class ScriptedMatchPlayer(MatchPlayer):
         meas_out: np.ndarray | None,
         first: bool,
     ) -> None:
-        self._state = state
-
-    def settle(self) -> None:
-        """Decides the next step's buttons from the last state, while the match reports the
-        step done: the lock step then waits for a scripted player's decision only when the
-        caller is quicker between steps than it."""
-        state, self._state = self._state, None
         if state is None:
             return
         game = self.game
