@@ -34,7 +34,6 @@ class Hunter:
         self.grid = grid
         self.seen = np.full(grid.shape, _NEVER, dtype=np.int64)
         self._path: list[int] = []  # flat cell indices, the player's end first
-        self._goal: int | None = None
         self._chasing: tuple[float, float] | None = None
         self._planned_at = _NEVER
 
@@ -46,7 +45,6 @@ class Hunter:
     def forget_way(self) -> None:
         """Drops the current way (the player respawned, or is stuck)."""
         self._path = []
-        self._goal = None
         self._chasing = None
 
     def look(self, x: float, y: float, angle: float, tic: int) -> None:
@@ -84,9 +82,7 @@ class Hunter:
         is old."""
         if tic - self._planned_at >= _REPLAN_TICS or len(self._path) <= 1:
             return True
-        goal = self._goal
-        if goal is None:
-            return True
+        goal = self._path[-1]  # the way is trimmed from the player's end only
         w = self.grid.shape[1]
         return self._chasing is None and self.seen[goal // w, goal % w] > self._planned_at
 
@@ -100,4 +96,3 @@ class Hunter:
         else:
             path = grid.way_to_stalest(i, j, self.seen, tic, _STALE_TICS, _RUN_UNITS_PER_TIC)
         self._path = path
-        self._goal = path[-1] if path else None

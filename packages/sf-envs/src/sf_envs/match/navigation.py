@@ -212,7 +212,6 @@ class NavGrid:
         moves[edge] = False
         sight[edge] = False
         self.walkable = walkable
-        self.moves = moves
         self.sight = sight
         self._flat_moves = moves.reshape(-1, 8)
         self._offsets = _STEPS[:, 0] * width + _STEPS[:, 1]  # flat index change per move
@@ -236,7 +235,7 @@ class NavGrid:
         """Steps from cell ``(i, j)`` (or the nearest walkable cell, for a player pressed
         against a wall) to every cell (-1: unreachable), and each cell's previous cell on a
         shortest way there (as a flat index; -1 for the start)."""
-        steps, previous = _walk(self._flat_moves, self._start(i, j), self._offsets)
+        steps, previous = _walk(self._flat_moves, self._start(i, j), self._offsets, -1)
         return steps.reshape(self.shape), previous
 
     def way_to(self, i: int, j: int, goal: int) -> list[int]:
@@ -300,31 +299,9 @@ def nav_grid(match_map: MatchMap) -> NavGrid:
 
 
 @numba_kernel
-def _walk(moves, start, offsets):
-    cells = moves.shape[0]
-    dist = np.full(cells, -1, dtype=np.int32)
-    previous = np.full(cells, -1, dtype=np.int32)
-    queue = np.empty(cells, dtype=np.int32)
-    dist[start] = 0
-    queue[0] = start
-    head, tail = 0, 1
-    while head < tail:
-        c = queue[head]
-        head += 1
-        for k in range(8):
-            if moves[c, k]:
-                n = c + offsets[k]
-                if dist[n] < 0:
-                    dist[n] = dist[c] + 1
-                    previous[n] = c
-                    queue[tail] = n
-                    tail += 1
-    return dist, previous
-
-
-@numba_kernel
-def _way(moves, start, offsets, goal, walkable, seen, tic, cap, tics_per_step):
-    """A shortest way from ``start`` to ``goal``, or (``goal`` < 0) to the stalest cell."""
+def _walk(moves, start, offsets, goal):
+    """Breadth-first from ``start``: steps to each cell (-1: not reached) and the cell before
+    it; stops once ``goal`` is reached (``goal`` < 0: every cell)."""
     cells = moves.shape[0]
     dist = np.full(cells, -1, dtype=np.int32)
     previous = np.full(cells, -1, dtype=np.int32)
@@ -343,6 +320,14 @@ def _way(moves, start, offsets, goal, walkable, seen, tic, cap, tics_per_step):
                     previous[n] = c
                     queue[tail] = n
                     tail += 1
+    return dist, previous
+
+
+@numba_kernel
+def _way(moves, start, offsets, goal, walkable, seen, tic, cap, tics_per_step):
+    """A shortest way from ``start`` to ``goal``, or (``goal`` < 0) to the stalest cell."""
+    cells = moves.shape[0]
+    dist, previous = _walk(moves, start, offsets, goal)
     if goal < 0:
         flat_walkable = walkable.ravel()
         flat_seen = seen.ravel()
