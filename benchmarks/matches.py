@@ -10,7 +10,8 @@ could sustain if the engines ran alone (``limit = CPUs / engine CPU per step``);
 the rate reached divided by that. The driving side (this process and the vector engine's
 workers) is shown per step too. Each setup runs with the engines' own busy wait for their peers
 (``spin`` = ``as is``, ``SF_ENVS_SPIN_YIELD=0``) and with :mod:`sf_envs.match.spin`'s yielding
-launcher (``yield``), alternating, so both meet the same machine.
+launcher (``yield``), alternating, so both meet the same machine (``--modes`` picks them;
+``x first`` is the ratio to the first mode given). ``--setups`` runs only some rows.
 
     python benchmarks/matches.py --seconds 8 --repeats 2
 """
@@ -192,6 +193,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="runs per row (median shown)")
     parser.add_argument("--scenario", default="duel", help="match scenario (duel, duel_bots…)")
     parser.add_argument("--frame-skip", type=int, default=4)
+    parser.add_argument(
+        "--setups", nargs="+", type=int, help="only these rows (0-based, in the printed order)"
+    )
+    parser.add_argument(
+        "--modes", nargs="+", choices=list(SPIN_MODES), default=list(SPIN_MODES), help="spin modes"
+    )
     args = parser.parse_args()
     config = MatchConfig.create(args.scenario, frame_skip=args.frame_skip)
     cpus = len(os.sched_getaffinity(0))
@@ -204,21 +211,23 @@ def main() -> None:
         ("engine 2w x 2 pinned, 2 batches", lambda: in_engine(config, args.seconds, 2, 2, True, 2)),
         ("engine 2w x 4 pinned, 2 batches", lambda: in_engine(config, args.seconds, 2, 4, True, 2)),
     ]
+    if args.setups is not None:
+        setups = [setups[i] for i in args.setups]
     print(
         f"{args.scenario}, {config.num_agents} agents, frame skip {args.frame_skip}, {cpus} CPUs, "
         f"{args.seconds:g} s x {args.repeats} (median)"
     )
     print(
         f"{'setup':<32} {'engines':<7} {'match steps/s':>13} {'engine ms/step':>14} "
-        f"{'driver ms/step':>14} {'limit':>7} {'of limit':>8} {'x as is':>8}"
+        f"{'driver ms/step':>14} {'limit':>7} {'of limit':>8} {'x first':>8}"
     )
     for name, measure in setups:
-        samples: dict[str, list[Sample]] = {mode: [] for mode in SPIN_MODES}
+        samples: dict[str, list[Sample]] = {mode: [] for mode in args.modes}
         for _ in range(args.repeats):
             for mode in samples:
                 with spin_mode(mode):
                     samples[mode].append(measure())
-        base = statistics.median(s.rate for s in samples["as is"])
+        base = statistics.median(s.rate for s in samples[args.modes[0]])
         for mode, runs in samples.items():
             rate = statistics.median(s.rate for s in runs)
             engine_ms = statistics.median(1000 * s.engine_cpu / s.steps for s in runs)
