@@ -11,19 +11,30 @@ labels and depth, deciding) is timed inside the same runs, in microseconds per m
 
 The games differ in what happens (a scripted player hunts, random agents mostly wander), so
 the ratio is the cost of a scripted opponent in the match a user gets, not of its code alone.
+
+``--render-rounds N`` then measures what a scripted seat's view costs its engine: a lone engine
+on the same map, rendered as a scripted seat renders (160x120, no HUD or effects) with and
+without the labels and depth buffers, turning and running at random for ``--render-steps``
+steps of ``--frame-skip`` tics; the engine's CPU per step from /proc, variants alternating
+round by round, medians printed with the difference to the plain render.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
+import numpy as np
+import vizdoom
 from matches import single_process
 
 from sf_envs.match import MatchConfig
-from sf_envs.match.player import ScriptedMatchPlayer
+from sf_envs.match.maps import get_map
+from sf_envs.match.player import ScriptedMatchPlayer, scripted_view
 from sf_envs.match.scripted import scripted_ladder
+from sf_envs.vector.procs import command_line_option, find_processes
 
 
 class DecisionClock:
@@ -50,6 +61,56 @@ class DecisionClock:
         ScriptedMatchPlayer._observe = self._observe
 
 
+#: The render variants of a lone engine: (labels, depth).
+RENDERS = {
+    "plain": (False, False),
+    "labels": (True, False),
+    "depth": (False, True),
+    "both": (True, True),
+}
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def render_cost(map_name: str, labels: bool, depth: bool, steps: int, frame_skip: int) -> float:
+    """Engine CPU µs per step of a lone engine on ``map_name`` rendering a scripted seat's view
+    with or without labels and depth."""
+    match_map = get_map(map_name)
+    game = vizdoom.DoomGame()
+    game.set_doom_game_path(match_map.iwad_path)
+    if match_map.wad_path is not None:
+        game.set_doom_scenario_path(match_map.wad_path)
+    game.set_doom_map(match_map.doom_map)
+    game.set_window_visible(False)
+    game.set_sound_enabled(False)
+    scripted_view(game, depth=depth)
+    game.set_labels_buffer_enabled(labels)
+    game.set_available_buttons([vizdoom.Button.MOVE_FORWARD, vizdoom.Button.TURN_LEFT_RIGHT_DELTA])
+    game.add_game_args("-deathmatch")
+    game.set_seed(0)
+    game.init()
+    try:
+        (engine,) = [
+            p
+            for p in find_processes(parent=os.getpid())
+            if command_line_option(p, "+viz_instance_id") is not None
+        ]
+        rng = np.random.default_rng(0)
+        start = _cpu_seconds(engine)
+        for _ in range(steps):
+            game.make_action([1.0, float(rng.uniform(-10.0, 10.0))], frame_skip)
+            if game.is_episode_finished():
+                game.new_episode()
+            game.get_state()
+        return 1e6 * (_cpu_seconds(engine) - start) / steps
+    finally:
+        game.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--map", default="multi_duel")
@@ -57,6 +118,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=6.0, help="timed seconds per run")
     parser.add_argument("--frame-skip", type=int, default=4)
+    parser.add_argument("--render-rounds", type=int, default=0, help="lone-engine render rounds")
+    parser.add_argument("--render-steps", type=int, default=3000, help="steps per render run")
     args = parser.parse_args()
     level = args.level or max(scripted_ladder(args.map))
     common = {"map": args.map, "frame_skip": args.frame_skip, "timelimit": 10.0}
@@ -81,6 +144,22 @@ def main() -> None:
         f"(the scripted player costs {1 - statistics.median(ratios):.0%} of the duel's steps/s); "
         f"scripted player's own Python {statistics.median(costs):.0f} µs per match step"
     )
+    if args.render_rounds:
+        print_render_costs(args.map, args.render_rounds, args.render_steps, args.frame_skip)
+
+
+def print_render_costs(map_name: str, rounds: int, steps: int, frame_skip: int) -> None:
+    """The lone-engine render table (see the module docstring)."""
+    print(f"\na lone engine on {map_name} rendering a scripted seat's view, {rounds} rounds")
+    costs: dict[str, list[float]] = {name: [] for name in RENDERS}
+    for _ in range(rounds):
+        for name, (labels, depth) in RENDERS.items():
+            costs[name].append(render_cost(map_name, labels, depth, steps, frame_skip))
+    plain = statistics.median(costs["plain"])
+    print(f"{'view':>7} {'engine µs/step':>15} {'over plain':>11}")
+    for name, values in costs.items():
+        median = statistics.median(values)
+        print(f"{name:>7} {median:>15.0f} {median - plain:>+11.0f}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,14 @@ from sf_envs.match.rewards import EVENTS
 from sf_envs.match.scenarios import MatchConfig
 from sf_envs.match.scripted import BUTTONS, Enemy, ScriptedBrain, View
 
-__all__ = ["MEASUREMENTS", "STAT_VARIABLES", "MatchPlayer", "ScriptedMatchPlayer", "game_args"]
+__all__ = [
+    "MEASUREMENTS",
+    "STAT_VARIABLES",
+    "MatchPlayer",
+    "ScriptedMatchPlayer",
+    "game_args",
+    "scripted_view",
+]
 
 #: Cumulative counters reported per agent, scored from the match-start baseline.
 STAT_VARIABLES: tuple[str, ...] = (
@@ -199,6 +206,11 @@ class MatchPlayer:
         """Updates stats and events after a step; at the end ``obs_out`` keeps the last frame."""
         state = self._read()
         self.stats[:] = self.values[_STAT_IX] - self._baseline
+        self._count_events()
+        self._observe(state, obs_out, meas_out, first=False)
+
+    def _count_events(self) -> None:
+        """The step's events (what a reward weighs) from the change of the game variables."""
         delta = self.values - self._previous
         ev = self.events
         ev[_EVENT_IX["frag"]] = delta[_IX["FRAGCOUNT"]]
@@ -220,7 +232,6 @@ class MatchPlayer:
             ev[_EVENT_IX["health"] :] = 0.0
         self._was_dead = dead
         self._previous[:] = self.values
-        self._observe(state, obs_out, meas_out, first=False)
 
     def _read(self) -> vizdoom.GameState | None:
         state = self.game.get_state()
@@ -278,6 +289,25 @@ def depth_columns(depth, top, bottom):
 _SEEN = {"DoomPlayer": True, "Rocket": False}  # labels a scripted player reacts to: enemy?
 
 
+def scripted_view(game: vizdoom.DoomGame, depth: bool) -> None:
+    """What a scripted seat's engine renders: the labels (and depth, if asked) at the smallest
+    resolution, without HUD, weapon or effects."""
+    game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
+    game.set_render_hud(False)
+    for switch in (
+        game.set_render_decals,
+        game.set_render_particles,
+        game.set_render_effects_sprites,
+        game.set_render_messages,
+        game.set_render_corpses,
+        game.set_render_screen_flashes,
+        game.set_render_weapon,
+    ):
+        switch(False)
+    game.set_labels_buffer_enabled(True)
+    game.set_depth_buffer_enabled(depth)
+
+
 class ScriptedMatchPlayer(MatchPlayer):
     """A seat played by a :class:`~sf_envs.match.scripted.ScriptedBrain`, not by the caller.
 
@@ -305,21 +335,8 @@ class ScriptedMatchPlayer(MatchPlayer):
         self._decision = [0.0] * len(BUTTONS)
 
     def _configure(self, game: vizdoom.DoomGame) -> None:
-        game.set_screen_resolution(vizdoom.ScreenResolution.RES_160X120)
-        game.set_render_hud(False)
-        for switch in (
-            game.set_render_decals,
-            game.set_render_particles,
-            game.set_render_effects_sprites,
-            game.set_render_messages,
-            game.set_render_corpses,
-            game.set_render_screen_flashes,
-            game.set_render_weapon,
-        ):
-            switch(False)
-        game.set_labels_buffer_enabled(True)
         # Depth only steers exploring, which a player that may not turn never does.
-        game.set_depth_buffer_enabled(self.brain.can_turn)
+        scripted_view(game, depth=self.brain.can_turn)
         game.set_available_buttons([getattr(vizdoom.Button, b) for b in BUTTONS])
 
     def new_episode(self, seed: int | None) -> None:
@@ -328,6 +345,9 @@ class ScriptedMatchPlayer(MatchPlayer):
 
     def _buttons(self, action: int | np.ndarray) -> list[float]:
         return self._decision
+
+    def _count_events(self) -> None:
+        """Nothing to count: a scripted seat earns no reward (its stats are still kept)."""
 
     def _observe(
         self,
