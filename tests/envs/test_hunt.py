@@ -14,6 +14,7 @@ from sf_envs.match import MatchConfig, MatchCore
 from sf_envs.match.hunt import Hunter
 from sf_envs.match.maps import get_map
 from sf_envs.match.navigation import Geometry, NavGrid, map_geometry
+from sf_envs.match.player import STAT_VARIABLES
 from sf_envs.match.scripted import SCRIPTED_LEVELS, ScriptedBrain, View, scripted_ladder
 
 
@@ -98,6 +99,13 @@ def test_a_hunter_searches_unseen_places_and_chases_around_walls() -> None:
     assert point is not None and point[1] > 48.0 + 2 * grid.cell
 
 
+def test_a_hunter_chasing_toward_a_ledge_it_cannot_climb_searches_instead() -> None:
+    grid = NavGrid(two_rooms(step=40.0))  # the east room is out of reach from the west
+    hunter = Hunter(grid)
+    point = hunter.waypoint(128.0, 256.0, tic=1, chase=(480.0, 64.0))
+    assert point is not None and point[0] < 240.0  # a place to search in its own room
+
+
 def test_a_hunting_brain_walks_its_way_and_turns_around_when_hit_from_out_of_view() -> None:
     level = SCRIPTED_LEVELS[3]
     brain = ScriptedBrain(level, frame_skip=4, seed=0, hunter=Hunter(NavGrid(two_rooms())))
@@ -142,9 +150,18 @@ def test_a_hunting_player_finds_and_beats_a_still_agent_on_a_big_map() -> None:
     assert level.hunt
     config = MatchConfig.create("duel_scripted", map="dwango5", timelimit=4.0, scripted_skill=3)
     screens = np.zeros((1, *config.options.obs_shape), dtype=np.uint8)
+    rendered = 0
     with MatchCore(config) as core:
         core.reset(0, screens, None)
+        seat = core.players[1]
+        assert not seat.game.is_depth_buffer_enabled()  # a hunter walks ways, not depth
         while not core.finished:
+            rendered += seat.renders
             core.step(np.zeros(1, dtype=np.int64), screens, None)
         frags = core.result()["frags"]
+        scripted_frags = seat.stats[STAT_VARIABLES.index("FRAGCOUNT")]
     assert frags["scripted1_L3"] > frags["player_0"], frags
+    # Searching, it renders every other step; its counters are read on every step all the same.
+    steps = config.timelimit * 60 * 35 / config.options.frame_skip
+    assert 0.5 * steps <= rendered < 0.9 * steps
+    assert scripted_frags == frags["scripted1_L3"]

@@ -90,9 +90,10 @@ class Hunter:
         grid = self.grid
         self._planned_at = tic
         self._chasing = chase
+        path: list[int] = []
         if chase is not None:
             gi, gj = grid.cell_of(*chase)
             path = grid.way_to(i, j, gi * grid.shape[1] + gj)
-        else:
+        if not path:  # searching, or the enemy was last seen where no way leads (a ledge)
             path = grid.way_to_stalest(i, j, self.seen, tic, _STALE_TICS, _RUN_UNITS_PER_TIC)
         self._path = path

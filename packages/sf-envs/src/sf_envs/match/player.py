@@ -115,6 +115,9 @@ class MatchPlayer:
         self.last_screen: np.ndarray | None = None
         self.finished = False
         self.timed_out = False
+        #: Whether the engine renders (and reports a state) at the end of the next step. An
+        #: agent's always does; a scripted seat skips frames it does not need.
+        self.renders = True
 
     def init(self, seed: int | None = None) -> None:
         """Creates and starts the engine; the host returns once every player has joined.
@@ -176,14 +179,15 @@ class MatchPlayer:
         """
         game = self.game
         game.set_action(self._buttons(action))
+        render = self.renders
         if sync is None:
             if not self.finished:
-                game.advance_action(count, True)
+                game.advance_action(count, render)
                 self.finished = game.is_episode_finished()
         else:
             for t in range(count):
                 if not self.finished:
-                    game.advance_action(1, t == count - 1)
+                    game.advance_action(1, render and t == count - 1)
                     self.finished = game.is_episode_finished()
                 sync()
         if self.finished:
@@ -234,10 +238,10 @@ class MatchPlayer:
         self._previous[:] = self.values
 
     def _read(self) -> vizdoom.GameState | None:
-        state = self.game.get_state()
+        state = self.game.get_state() if self.renders else None
         if state is not None:
             self.values[:] = state.game_variables
-        else:  # after the last tic there is no state; the counters are still readable
+        else:  # no state after the last tic or an unrendered step; the counters are readable
             for i, variable in enumerate(_GAME_VARIABLES):
                 self.values[i] = self.game.get_game_variable(variable)
         return state
@@ -316,6 +320,12 @@ class ScriptedMatchPlayer(MatchPlayer):
     decals. It decides after every step, on its own lock-step thread, so the caller's loop
     carries no work for it.
 
+    A hunting seat with nobody in view looks at every other frame only: rendering is most of
+    its engine's extra cost, and walking a way needs only its position, which the engine
+    reports without rendering (a hunter renders no depth either). On an unrendered step it
+    decides as if its screen were empty: an enemy coming into view is seen at most one step
+    late.
+
     Args:
         brain: Its decisions.
         others: As :class:`MatchPlayer`.
@@ -335,13 +345,15 @@ class ScriptedMatchPlayer(MatchPlayer):
         self._decision = [0.0] * len(BUTTONS)
 
     def _configure(self, game: vizdoom.DoomGame) -> None:
-        # Depth only steers exploring, which a player that may not turn never does.
-        scripted_view(game, depth=self.brain.can_turn)
+        # Depth steers only a player that explores without a map (a hunter walks ways), and
+        # only one that may turn.
+        scripted_view(game, depth=self.brain.can_turn and self.brain.hunter is None)
         game.set_available_buttons([getattr(vizdoom.Button, b) for b in BUTTONS])
 
     def new_episode(self, seed: int | None) -> None:
         super().new_episode(seed)
         self.brain.reset(None if seed is None else seed + self.index)
+        self.renders = True
 
     def _buttons(self, action: int | np.ndarray) -> list[float]:
         return self._decision
@@ -356,26 +368,28 @@ class ScriptedMatchPlayer(MatchPlayer):
         meas_out: np.ndarray | None,
         first: bool,
     ) -> None:
-        if state is None:
+        if self.finished:
             return
         game = self.game
-        enemies, rockets = [], []
-        for label in state.labels:
-            seen = _SEEN.get(label.object_name)
-            if seen is not None:
-                (enemies if seen else rockets).append(
-                    Enemy(
-                        label.object_position_x,
-                        label.object_position_y,
-                        label.object_velocity_x,
-                        label.object_velocity_y,
-                    )
-                )
+        enemies: list[Enemy] = []
+        rockets: list[Enemy] = []
         depth = _NO_DEPTH
-        if state.depth_buffer is not None:
-            depth = depth_columns(state.depth_buffer, _DEPTH_BAND.start, _DEPTH_BAND.stop)
+        if state is not None:
+            for label in state.labels:
+                seen = _SEEN.get(label.object_name)
+                if seen is not None:
+                    (enemies if seen else rockets).append(
+                        Enemy(
+                            label.object_position_x,
+                            label.object_position_y,
+                            label.object_velocity_x,
+                            label.object_velocity_y,
+                        )
+                    )
+            if state.depth_buffer is not None:
+                depth = depth_columns(state.depth_buffer, _DEPTH_BAND.start, _DEPTH_BAND.stop)
         view = View(
-            tic=state.tic,
+            tic=game.get_episode_time() if state is None else state.tic,
             x=game.get_game_variable(_POSITION[0]),
             y=game.get_game_variable(_POSITION[1]),
             angle=game.get_game_variable(vizdoom.GameVariable.ANGLE),
@@ -387,3 +401,6 @@ class ScriptedMatchPlayer(MatchPlayer):
             depth=depth,
         )
         self._decision = self.brain.decide(view)
+        # Renders next unless it is a hunter that just looked and saw nobody.
+        searching = self.brain.hunter is not None and not enemies
+        self.renders = state is None or not searching

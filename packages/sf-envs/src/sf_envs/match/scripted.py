@@ -519,6 +519,9 @@ class ScriptedBrain:
                     )
                 )
                 return [_SPEED if off < 45.0 else _SPEED / 4, 0.0, turn, 0.0]
+            # Off every way (pressed into a corner the grid leaves out): run straight on; being
+            # stuck turns it around.
+            return [_SPEED, 0.0, 0.0, 0.0]
         depth = view.depth
         columns = len(depth)
         # The deepest column steers; the screen spans 90 degrees, right is a positive turn.
