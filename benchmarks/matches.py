@@ -14,6 +14,14 @@ launcher (``yield``), alternating, so both meet the same machine (``--modes`` pi
 ``x first`` is the ratio to the first mode given). ``--setups`` runs only some rows.
 
     python benchmarks/matches.py --seconds 8 --repeats 2
+
+``--baseline REF`` measures instead the chosen rows (first mode) against older code in the same
+run: the vector engine with 2 pinned workers x 2 duels as the commit ``REF`` ran it, with its own
+``benchmarks/matches.py`` (whose ``in_engine(config, seconds, workers, per_worker, pin)``
+returns steps/s: 674668b, the code the duel-throughput issue was measured on), alternating
+round by round with today's rows, and prints each row's ratio to it.
+
+    python benchmarks/matches.py --seconds 8 --repeats 3 --setups 5 6 --baseline 674668b
 """
 
 from __future__ import annotations
@@ -25,8 +33,10 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from baseline import checkout, measure_in
 
 from sf_envs.match import MatchConfig, MatchCore
 from sf_envs.match.spin import SPIN_YIELD_ENV_VAR
@@ -199,6 +209,7 @@ def main() -> None:
     parser.add_argument(
         "--modes", nargs="+", choices=list(SPIN_MODES), default=list(SPIN_MODES), help="spin modes"
     )
+    parser.add_argument("--baseline", metavar="REF", help="compare the rows with this commit")
     args = parser.parse_args()
     config = MatchConfig.create(args.scenario, frame_skip=args.frame_skip)
     cpus = len(os.sched_getaffinity(0))
@@ -217,6 +228,10 @@ def main() -> None:
         f"{args.scenario}, {config.num_agents} agents, frame skip {args.frame_skip}, {cpus} CPUs, "
         f"{args.seconds:g} s x {args.repeats} (median)"
     )
+    if args.baseline:
+        with spin_mode(args.modes[0]), checkout(args.baseline) as tree:
+            against_baseline(args, setups, tree, cpus)
+        return
     print(
         f"{'setup':<32} {'engines':<7} {'match steps/s':>13} {'engine ms/step':>14} "
         f"{'driver ms/step':>14} {'limit':>7} {'of limit':>8} {'x first':>8}"
@@ -238,6 +253,32 @@ def main() -> None:
                 f"{limit:>7,.0f} {rate / limit:>8.2f} {rate / base:>8.2f}",
                 flush=True,
             )
+
+
+def against_baseline(
+    args: argparse.Namespace, setups: list[tuple[str, Callable[[], Sample]]], tree: Path, cpus: int
+) -> None:
+    """The ``--baseline`` table (see the module docstring)."""
+    setup = (
+        "from matches import in_engine\n"
+        "from sf_envs.match import MatchConfig\n"
+        f"config = MatchConfig.create({args.scenario!r}, frame_skip={args.frame_skip})"
+    )
+    expression = f"in_engine(config, {args.seconds}, 2, 2, pin=True)"
+    base: list[float] = []
+    samples: dict[str, list[Sample]] = {name: [] for name, _ in setups}
+    for _ in range(args.repeats):
+        base.append(measure_in(tree, setup, expression))
+        for name, measure in setups:
+            samples[name].append(measure())
+    reference = statistics.median(base)
+    print(f"{'setup':<40} {'match steps/s':>13} {'of limit':>8} {'x baseline':>10}")
+    print(f"{args.baseline + ': engine 2w x 2 pinned':<40} {reference:>13,.0f}")
+    for name, runs in samples.items():
+        rate = statistics.median(s.rate for s in runs)
+        limit = cpus * 1000 / statistics.median(1000 * s.engine_cpu / s.steps for s in runs)
+        print(f"{name:<40} {rate:>13,.0f} {rate / limit:>8.2f} {rate / reference:>10.2f}")
+    print(f"baseline runs: {', '.join(f'{b:,.0f}' for b in base)}")
 
 
 if __name__ == "__main__":

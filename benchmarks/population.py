@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from self_play import print_ratios, train_rate
+from training_speed import print_ratios, train_rate
 
 from sf_train.config import AlgoConfig, EnvConfig
 

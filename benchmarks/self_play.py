@@ -7,47 +7,24 @@ each run's env frames/s over its timed window (after a warm-up that covers the e
 and the ratio of the medians. No evaluations run inside the window.
 
     python benchmarks/self_play.py --seconds 90 --repeats 2
+
+``--baseline REF`` alternates instead today's code (engines yielding) with the commit ``REF``
+(e.g. 674668b, the code the duel-throughput issue was measured on), both trained by the same
+measuring code (:mod:`training_speed`) on the same machine.
+
+    python benchmarks/self_play.py --seconds 90 --repeats 2 --baseline 674668b
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import tempfile
-import time
+from pathlib import Path
 
+from baseline import checkout, measure_in
 from matches import SPIN_MODES, spin_mode
+from training_speed import print_ratios, train_rate
 
-from sf_train.config import AlgoConfig, Config, EnvConfig, RunConfig
-from sf_train.trainer import Progress, Trainer
-
-
-def train_rate(
-    env: EnvConfig, seconds: float, warmup: float, algo: AlgoConfig | None = None
-) -> float:
-    """Env frames/s of sf-train's default config (``algo`` in place of its defaults, if
-    given) on ``env`` between ``warmup`` and ``warmup + seconds`` of training."""
-    marks: list[tuple[float, int]] = []
-    with tempfile.TemporaryDirectory() as run_dir:
-        cfg = Config(
-            env=env,
-            algo=algo or AlgoConfig(),
-            run=RunConfig(run_dir=run_dir, frames=10**10, checkpoint_every=10**10, eval_episodes=0),
-        )
-        with Trainer(cfg) as trainer:
-            start = time.perf_counter()
-
-            def record(p: Progress) -> None:
-                elapsed = time.perf_counter() - start
-                if elapsed >= warmup:
-                    marks.append((elapsed, p.frames))
-                if elapsed >= warmup + seconds:
-                    trainer.request_stop()
-
-            trainer.on_progress = record
-            trainer.train()
-    (t0, f0), (t1, f1) = marks[0], marks[-1]
-    return (f1 - f0) / (t1 - t0)
+from sf_train.config import EnvConfig
 
 
 def main() -> None:
@@ -57,8 +34,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--env", default="sf/DoomDuel-v0")
     parser.add_argument("--num-envs", type=int, default=EnvConfig.num_envs)
+    parser.add_argument("--baseline", metavar="REF", help="compare with this commit")
     args = parser.parse_args()
     env = EnvConfig(env=args.env, num_envs=args.num_envs, batch_size=args.num_envs // 2)
+    if args.baseline:
+        with checkout(args.baseline) as tree:
+            against_baseline(args, env, tree)
+        return
     rates: dict[str, list[float]] = {mode: [] for mode in SPIN_MODES}
     for _ in range(args.repeats):
         for mode in SPIN_MODES:
@@ -72,13 +54,31 @@ def main() -> None:
     print_ratios(rates, "as is")
 
 
-def print_ratios(rates: dict[str, list[float]], reference: str) -> None:
-    """Each contender's median env frames/s and its ratio to ``reference``'s."""
-    base = statistics.median(rates[reference])
-    width = max(map(len, rates))
-    for name, runs in rates.items():
-        rate = statistics.median(runs)
-        print(f"{name:<{width}} {rate:>9,.0f} env frames/s  x{rate / base:.2f}")
+def against_baseline(args: argparse.Namespace, env: EnvConfig, tree: Path) -> None:
+    """The ``--baseline`` comparison (see the module docstring)."""
+    here = str(Path(__file__).resolve().parent)
+    setup = (
+        f"import sys; sys.path.append({here!r})\n"  # after the baseline's own paths
+        "from training_speed import train_rate\n"
+        "from sf_train.config import EnvConfig\n"
+        f"env = EnvConfig(env={env.env!r}, num_envs={env.num_envs}, batch_size={env.batch_size})"
+    )
+    expression = f"train_rate(env, {args.seconds}, {args.warmup})"
+    today = "today"
+    rates: dict[str, list[float]] = {args.baseline: [], today: []}
+    for _ in range(args.repeats):
+        rates[args.baseline].append(measure_in(tree, setup, expression))
+        rates[today].append(train_rate(env, args.seconds, args.warmup))
+        print(
+            f"{args.baseline} {rates[args.baseline][-1]:,.0f}, {today} {rates[today][-1]:,.0f} "
+            "env frames/s",
+            flush=True,
+        )
+    print(
+        f"{args.env}, {args.num_envs} envs, {env.num_workers} workers, sf-train defaults; "
+        f"median of {args.repeats} x {args.seconds:g} s"
+    )
+    print_ratios(rates, args.baseline)
 
 
 if __name__ == "__main__":

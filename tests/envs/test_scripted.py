@@ -12,6 +12,7 @@ import pytest
 import sf_envs
 from sf_envs.match import MatchConfig, MatchCore
 from sf_envs.match.scripted import (
+    HUNTING_REVISION,
     SCRIPTED_LEVELS,
     Enemy,
     ScriptedBrain,
@@ -132,7 +133,8 @@ def test_a_level_is_its_number_and_the_knobs_it_sets_away_from_their_defaults() 
         "level": 2, "reaction_tics": 5, "aim_noise": 1.0, "turn_speed": 4.0, "fire_cone": 9.0
     }  # fmt: skip
     hunting = dataclasses.replace(plain, hunt=True)
-    assert hunting.knobs() == {**plain.knobs(), "hunt": True}
+    # How hunting plays beyond the knobs has a revision of its own, part of who the player is.
+    assert hunting.knobs() == {**plain.knobs(), "hunt": True, "hunting_revision": HUNTING_REVISION}
 
 
 def test_a_leading_player_aims_ahead_of_a_moving_enemy_with_rockets_only() -> None:

@@ -320,11 +320,10 @@ class ScriptedMatchPlayer(MatchPlayer):
     decals. It decides after every step, on its own lock-step thread, so the caller's loop
     carries no work for it.
 
-    A hunting seat with nobody in view looks at every other frame only: rendering is most of
-    its engine's extra cost, and walking a way needs only its position, which the engine
-    reports without rendering (a hunter renders no depth either). On an unrendered step it
-    decides as if its screen were empty: an enemy coming into view is seen at most one step
-    late.
+    With nobody in view, a level with :attr:`~sf_envs.match.scripted.ScriptedLevel.look_every`
+    above 1 renders only every that many steps: its position, health and the game's counters
+    come from the engine without rendering, and on the other steps it decides as if its screen
+    showed nobody (with the depth of its last look).
 
     Args:
         brain: Its decisions.
@@ -343,6 +342,8 @@ class ScriptedMatchPlayer(MatchPlayer):
         super().__init__(config, index, workdir, args, engine)
         self.brain = brain
         self._decision = [0.0] * len(BUTTONS)
+        self._depth = _NO_DEPTH
+        self._unlooked = 0  # steps since it last read its screen
 
     def _configure(self, game: vizdoom.DoomGame) -> None:
         # Depth steers only a player that explores without a map (a hunter walks ways), and
@@ -354,6 +355,8 @@ class ScriptedMatchPlayer(MatchPlayer):
         super().new_episode(seed)
         self.brain.reset(None if seed is None else seed + self.index)
         self.renders = True
+        self._depth = _NO_DEPTH
+        self._unlooked = 0
 
     def _buttons(self, action: int | np.ndarray) -> list[float]:
         return self._decision
@@ -373,8 +376,9 @@ class ScriptedMatchPlayer(MatchPlayer):
         game = self.game
         enemies: list[Enemy] = []
         rockets: list[Enemy] = []
-        depth = _NO_DEPTH
+        self._unlooked += 1
         if state is not None:
+            self._unlooked = 0
             for label in state.labels:
                 seen = _SEEN.get(label.object_name)
                 if seen is not None:
@@ -387,7 +391,7 @@ class ScriptedMatchPlayer(MatchPlayer):
                         )
                     )
             if state.depth_buffer is not None:
-                depth = depth_columns(state.depth_buffer, _DEPTH_BAND.start, _DEPTH_BAND.stop)
+                self._depth = depth_columns(state.depth_buffer, _DEPTH_BAND.start, _DEPTH_BAND.stop)
         view = View(
             tic=game.get_episode_time() if state is None else state.tic,
             x=game.get_game_variable(_POSITION[0]),
@@ -398,9 +402,8 @@ class ScriptedMatchPlayer(MatchPlayer):
             dead=game.is_player_dead(),
             enemies=enemies,
             rockets=rockets,
-            depth=depth,
+            depth=self._depth,
+            looked=state is not None,
         )
         self._decision = self.brain.decide(view)
-        # Renders next unless it is a hunter that just looked and saw nobody.
-        searching = self.brain.hunter is not None and not enemies
-        self.renders = state is None or not searching
+        self.renders = bool(enemies) or self._unlooked + 1 >= self.brain.level.look_every

@@ -34,6 +34,7 @@ from sf_envs.match.hunt import Hunter
 __all__ = [
     "BUTTONS",
     "HUNTING_LEVELS",
+    "HUNTING_REVISION",
     "MULTI_DUEL_LEVELS",
     "SCRIPTED_LADDERS",
     "SCRIPTED_LEVELS",
@@ -94,6 +95,10 @@ class ScriptedLevel:
         hunt: Whether it knows the map's layout and searches it for its enemy (the shortest
             way to where it last saw it, else the places it has not looked at for longest), and
             turns around when hit from out of view; without it, it runs toward open space.
+        look_every: With nobody in view it reads its screen only every this many steps, and
+            its engine renders nothing in between (1: every step). Rendering is most of what a
+            scripted seat costs its engine; the price is an enemy coming into view being seen
+            up to ``look_every - 1`` steps late.
     """
 
     level: int
@@ -106,17 +111,26 @@ class ScriptedLevel:
     retreat_health: float = 0.0
     lead: float = 0.0
     hunt: bool = False
+    look_every: int = 1
 
     def knobs(self) -> dict[str, object]:
-        """The level's number and the knobs it sets away from their defaults: what makes it the
-        player it is. A knob added later, at a default that plays as before, leaves the levels
-        that do not use it the same players."""
-        return {
+        """The level's number and the knobs it sets away from their defaults, and for a hunting
+        level :data:`HUNTING_REVISION`: what makes it the player it is. A knob added later, at a
+        default that plays as before, leaves the levels that do not use it the same players."""
+        knobs = {
             f.name: getattr(self, f.name)
             for f in fields(self)
             if f.default is MISSING or getattr(self, f.name) != f.default
         }
+        if self.hunt:
+            knobs["hunting_revision"] = HUNTING_REVISION
+        return knobs
 
+
+#: How hunting plays beyond the knobs (the way finding, what a hunter renders and when): raised
+#: whenever that changes, and part of a hunting level's identity (:meth:`ScriptedLevel.knobs`),
+#: so that a league never pools the games of two different players under one name.
+HUNTING_REVISION = 2
 
 #: The measured ladder (strongest last); see the module docstring.
 SCRIPTED_LEVELS: dict[int, ScriptedLevel] = {
@@ -222,7 +236,7 @@ HUNTING_LEVELS: dict[int, ScriptedLevel] = {
 SCRIPTED_LADDERS: dict[str, dict[int, ScriptedLevel]] = {
     "multi_duel": MULTI_DUEL_LEVELS,
     "ssl2": {k: SCRIPTED_LEVELS[k] for k in (1, 2, 3, 5)},
-    "dwango5": {k: HUNTING_LEVELS[k] for k in (1, 2, 3, 5)},
+    "dwango5": {k: replace(HUNTING_LEVELS[k], look_every=2) for k in (1, 2, 3, 5)},
     "cig_map01": {k: HUNTING_LEVELS[k] for k in (1, 2, 4)},
     "cig_map02": {k: SCRIPTED_LEVELS[k] for k in (3, 4)},
 }
@@ -270,6 +284,8 @@ class View:
         enemies: The enemies on its screen.
         rockets: The rockets on its screen (its own too: those fly away from it).
         depth: Per screen column (left to right), how far the open space goes at eye level.
+        looked: Whether it read its screen this step (:attr:`ScriptedLevel.look_every`); if
+            not, ``enemies`` and ``rockets`` are empty and ``depth`` is from its last look.
     """
 
     tic: int
@@ -282,6 +298,7 @@ class View:
     depth: np.ndarray
     rockets: Sequence[Enemy] = ()
     weapon: int = 0
+    looked: bool = True
 
 
 def _wrap(degrees: float) -> float:
@@ -346,7 +363,7 @@ class ScriptedBrain:
         self._escape_until = 0
         self._velocity = (0.0, 0.0)
         self._previous: tuple[int, float, float] | None = None
-        self._health: float | None = None  # at the last decision
+        self._health: float | None = None  # at the last decision it looked
         self._look_back_until = 0
         self._look_back = 0.0
 
@@ -359,10 +376,14 @@ class ScriptedBrain:
             t, x, y = self._previous
             self._velocity = ((view.x - x) / (view.tic - t), (view.y - y) / (view.tic - t))
         self._previous = (view.tic, view.x, view.y)
-        hurt = self._health is not None and view.health < self._health
-        self._health = view.health
-        if self.hunter is not None:
-            self.hunter.look(view.x, view.y, view.angle, view.tic)
+        hurt = False
+        if view.looked:
+            # Only what it looked at counts as searched, and a hit counts once it can tell
+            # whether the shooter is in view.
+            hurt = self._health is not None and view.health < self._health
+            self._health = view.health
+            if self.hunter is not None:
+                self.hunter.look(view.x, view.y, view.angle, view.tic)
         target = self._target(view)
         if target is not None:
             return self._fight(view, target)
