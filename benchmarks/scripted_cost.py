@@ -14,9 +14,10 @@ the ratio is the cost of a scripted opponent in the match a user gets, not of it
 
 ``--render-rounds N`` then measures what a scripted seat's view costs its engine: a lone engine
 on the same map, rendered as a scripted seat renders (160x120, no HUD or effects) with and
-without the labels and depth buffers, turning and running at random for ``--render-steps``
-steps of ``--frame-skip`` tics; the engine's CPU per step from /proc, variants alternating
-round by round, medians printed with the difference to the plain render.
+without the labels and depth buffers, every step, every other step (``1/2``: dwango5's hunters
+while nobody is in view) or never, turning and running at random for ``--render-steps`` steps
+of ``--frame-skip`` tics; the engine's CPU per step from /proc, variants alternating round by
+round, medians printed with the difference to the plain render.
 """
 
 from __future__ import annotations
@@ -61,12 +62,14 @@ class DecisionClock:
         ScriptedMatchPlayer._observe = self._observe
 
 
-#: The render variants of a lone engine: (labels, depth).
+#: The render variants of a lone engine: (labels, depth, rendering every this many steps).
 RENDERS = {
-    "plain": (False, False),
-    "labels": (True, False),
-    "depth": (False, True),
-    "both": (True, True),
+    "plain": (False, False, 1),
+    "labels": (True, False, 1),
+    "depth": (False, True, 1),
+    "both": (True, True, 1),
+    "labels 1/2": (True, False, 2),
+    "never": (False, False, 0),
 }
 
 
@@ -76,9 +79,11 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def render_cost(map_name: str, labels: bool, depth: bool, steps: int, frame_skip: int) -> float:
+def render_cost(
+    map_name: str, labels: bool, depth: bool, every: int, steps: int, frame_skip: int
+) -> float:
     """Engine CPU µs per step of a lone engine on ``map_name`` rendering a scripted seat's view
-    with or without labels and depth."""
+    with or without labels and depth, every ``every`` steps (0: never)."""
     match_map = get_map(map_name)
     game = vizdoom.DoomGame()
     game.set_doom_game_path(match_map.iwad_path)
@@ -101,11 +106,14 @@ def render_cost(map_name: str, labels: bool, depth: bool, steps: int, frame_skip
         ]
         rng = np.random.default_rng(0)
         start = _cpu_seconds(engine)
-        for _ in range(steps):
-            game.make_action([1.0, float(rng.uniform(-10.0, 10.0))], frame_skip)
+        for k in range(steps):
+            game.set_action([1.0, float(rng.uniform(-10.0, 10.0))])
+            render = every > 0 and k % every == 0
+            game.advance_action(frame_skip, render)
             if game.is_episode_finished():
                 game.new_episode()
-            game.get_state()
+            if render:
+                game.get_state()
         return 1e6 * (_cpu_seconds(engine) - start) / steps
     finally:
         game.close()
@@ -153,13 +161,13 @@ def print_render_costs(map_name: str, rounds: int, steps: int, frame_skip: int) 
     print(f"\na lone engine on {map_name} rendering a scripted seat's view, {rounds} rounds")
     costs: dict[str, list[float]] = {name: [] for name in RENDERS}
     for _ in range(rounds):
-        for name, (labels, depth) in RENDERS.items():
-            costs[name].append(render_cost(map_name, labels, depth, steps, frame_skip))
+        for name, (labels, depth, every) in RENDERS.items():
+            costs[name].append(render_cost(map_name, labels, depth, every, steps, frame_skip))
     plain = statistics.median(costs["plain"])
-    print(f"{'view':>7} {'engine µs/step':>15} {'over plain':>11}")
+    print(f"{'view':>10} {'engine µs/step':>15} {'over plain':>11}")
     for name, values in costs.items():
         median = statistics.median(values)
-        print(f"{name:>7} {median:>15.0f} {median - plain:>+11.0f}")
+        print(f"{name:>10} {median:>15.0f} {median - plain:>+11.0f}")
 
 
 if __name__ == "__main__":
