@@ -245,7 +245,7 @@ def main() -> None:
         base = statistics.median(s.rate for s in samples[args.modes[0]])
         for mode, runs in samples.items():
             rate = statistics.median(s.rate for s in runs)
-            engine_ms = statistics.median(1000 * s.engine_cpu / s.steps for s in runs)
+            engine_ms = _engine_ms(runs)
             driver_ms = statistics.median(1000 * s.driver_cpu / s.steps for s in runs)
             limit = cpus * 1000 / engine_ms
             print(
@@ -253,6 +253,11 @@ def main() -> None:
                 f"{limit:>7,.0f} {rate / limit:>8.2f} {rate / base:>8.2f}",
                 flush=True,
             )
+
+
+def _engine_ms(runs: list[Sample]) -> float:
+    """Median engine CPU milliseconds per match step over ``runs``."""
+    return statistics.median(1000 * s.engine_cpu / s.steps for s in runs)
 
 
 def against_baseline(
@@ -276,7 +281,7 @@ def against_baseline(
     print(f"{args.baseline + ': engine 2w x 2 pinned':<40} {reference:>13,.0f}")
     for name, runs in samples.items():
         rate = statistics.median(s.rate for s in runs)
-        limit = cpus * 1000 / statistics.median(1000 * s.engine_cpu / s.steps for s in runs)
+        limit = cpus * 1000 / _engine_ms(runs)
         print(f"{name:<40} {rate:>13,.0f} {rate / limit:>8.2f} {rate / reference:>10.2f}")
     print(f"baseline runs: {', '.join(f'{b:,.0f}' for b in base)}")
 

@@ -376,9 +376,8 @@ class ScriptedMatchPlayer(MatchPlayer):
         game = self.game
         enemies: list[Enemy] = []
         rockets: list[Enemy] = []
-        self._unlooked += 1
+        self._unlooked = 0 if state is not None else self._unlooked + 1
         if state is not None:
-            self._unlooked = 0
             for label in state.labels:
                 seen = _SEEN.get(label.object_name)
                 if seen is not None:
