@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 from baseline import checkout, measure_in
+from cpu_time import children_cpu
 
 from sf_envs.match import MatchConfig, MatchCore
 from sf_envs.match.spin import SPIN_YIELD_ENV_VAR
@@ -44,9 +45,6 @@ from sf_envs.match.unit import MATCH_VARIABLES, MatchUnitFactory
 from sf_envs.vector import protocol
 from sf_envs.vector.base import _layout
 from sf_envs.vector.engine import Engine, EngineSettings
-from sf_envs.vector.procs import command_line_option, find_processes
-
-_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -63,30 +61,11 @@ class Sample:
         return self.steps / self.seconds
 
 
-def _descendants(pid: int) -> list[int]:
-    children = find_processes(parent=pid)
-    return children + [d for child in children for d in _descendants(child)]
-
-
-def _cpu_seconds(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
 def _cpu_split() -> tuple[float, float]:
     """(engines, driving side): CPU seconds so far of the engines and of everything else."""
-    engines = driver = 0.0
-    for pid in _descendants(os.getpid()):
-        if command_line_option(pid, "+viz_instance_id") is None:
-            driver += _cpu_seconds(pid)
-        else:
-            engines += _cpu_seconds(pid)
+    engines, others = children_cpu()
     own = os.times()
-    return engines, driver + own.user + own.system
+    return engines, others + own.user + own.system
 
 
 def timed(seconds: float, step: Callable[[], int]) -> Sample:

@@ -29,13 +29,14 @@ import time
 
 import numpy as np
 import vizdoom
+from cpu_time import is_engine, process_cpu
 from matches import single_process
 
 from sf_envs.match import MatchConfig
 from sf_envs.match.maps import get_map
 from sf_envs.match.player import ScriptedMatchPlayer, scripted_view
 from sf_envs.match.scripted import scripted_ladder
-from sf_envs.vector.procs import command_line_option, find_processes
+from sf_envs.vector.procs import find_processes
 
 
 class DecisionClock:
@@ -73,12 +74,6 @@ RENDERS = {
 }
 
 
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def render_cost(
     map_name: str, labels: bool, depth: bool, every: int, steps: int, frame_skip: int
 ) -> float:
@@ -99,13 +94,9 @@ def render_cost(
     game.set_seed(0)
     game.init()
     try:
-        (engine,) = [
-            p
-            for p in find_processes(parent=os.getpid())
-            if command_line_option(p, "+viz_instance_id") is not None
-        ]
+        (engine,) = [p for p in find_processes(parent=os.getpid()) if is_engine(p)]
         rng = np.random.default_rng(0)
-        start = _cpu_seconds(engine)
+        start = process_cpu(engine)
         for k in range(steps):
             game.set_action([1.0, float(rng.uniform(-10.0, 10.0))])
             render = every > 0 and k % every == 0
@@ -114,7 +105,7 @@ def render_cost(
                 game.new_episode()
             if render:
                 game.get_state()
-        return 1e6 * (_cpu_seconds(engine) - start) / steps
+        return 1e6 * (process_cpu(engine) - start) / steps
     finally:
         game.close()
 

@@ -13,16 +13,24 @@ and the ratio of the medians. No evaluations run inside the window.
 measuring code (:mod:`training_speed`) on the same machine.
 
     python benchmarks/self_play.py --seconds 90 --repeats 2 --baseline 674668b
+
+Today's runs also print where their CPU went per env frame (engines, env workers, the acting
+thread, the learner; from /proc) and the most the machine's CPUs could give if only the engines
+and the policy's forward passes and its learning used any: ``CPUs / (engines + acting forward +
+learner)``. That bounds what faster duel driving can do for self-play: the model's work per
+frame is the algorithm's, the engines' is the game's.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 from pathlib import Path
 
 from baseline import checkout, measure_in
 from matches import SPIN_MODES, spin_mode
-from training_speed import print_ratios, train_rate
+from training_speed import CPU_PARTS, TrainingSample, print_ratios, train_sample
 
 from sf_train.config import EnvConfig
 
@@ -41,17 +49,19 @@ def main() -> None:
         with checkout(args.baseline) as tree:
             against_baseline(args, env, tree)
         return
-    rates: dict[str, list[float]] = {mode: [] for mode in SPIN_MODES}
+    samples: dict[str, list[TrainingSample]] = {mode: [] for mode in SPIN_MODES}
     for _ in range(args.repeats):
         for mode in SPIN_MODES:
             with spin_mode(mode):
-                rates[mode].append(train_rate(env, args.seconds, args.warmup))
-            print(f"{mode:<6} {rates[mode][-1]:>9,.0f} env frames/s", flush=True)
+                samples[mode].append(train_sample(env, args.seconds, args.warmup))
+            print(f"{mode:<6} {samples[mode][-1].rate:>9,.0f} env frames/s", flush=True)
     print(
         f"{args.env}, {args.num_envs} envs, {env.num_workers} workers, sf-train defaults; "
         f"median of {args.repeats} x {args.seconds:g} s"
     )
-    print_ratios(rates, "as is")
+    print_ratios({mode: [s.rate for s in runs] for mode, runs in samples.items()}, "as is")
+    for mode, runs in samples.items():
+        print_cpu(mode, runs)
 
 
 def against_baseline(args: argparse.Namespace, env: EnvConfig, tree: Path) -> None:
@@ -65,20 +75,39 @@ def against_baseline(args: argparse.Namespace, env: EnvConfig, tree: Path) -> No
     )
     expression = f"train_rate(env, {args.seconds}, {args.warmup})"
     today = "today"
-    rates: dict[str, list[float]] = {args.baseline: [], today: []}
+    baseline: list[float] = []
+    samples: list[TrainingSample] = []
     for _ in range(args.repeats):
-        rates[args.baseline].append(measure_in(tree, setup, expression))
-        rates[today].append(train_rate(env, args.seconds, args.warmup))
+        baseline.append(measure_in(tree, setup, expression))
+        samples.append(train_sample(env, args.seconds, args.warmup))
         print(
-            f"{args.baseline} {rates[args.baseline][-1]:,.0f}, {today} {rates[today][-1]:,.0f} "
-            "env frames/s",
+            f"{args.baseline} {baseline[-1]:,.0f}, {today} {samples[-1].rate:,.0f} env frames/s",
             flush=True,
         )
     print(
         f"{args.env}, {args.num_envs} envs, {env.num_workers} workers, sf-train defaults; "
         f"median of {args.repeats} x {args.seconds:g} s"
     )
-    print_ratios(rates, args.baseline)
+    print_ratios({args.baseline: baseline, today: [s.rate for s in samples]}, args.baseline)
+    bound = print_cpu(today, samples)
+    print(f"that bound is x{bound / statistics.median(baseline):.2f} of {args.baseline}")
+
+
+def print_cpu(name: str, samples: list[TrainingSample]) -> float:
+    """Prints the runs' median CPU per env frame by part and the frames/s the CPUs would allow
+    if only the engines and the model used any; returns that bound."""
+    per_frame = {
+        part: statistics.median(s.us_per_frame(part) for s in samples) for part in CPU_PARTS
+    }
+    parts = ", ".join(f"{part} {us:.0f}" for part, us in per_frame.items())
+    cpus = len(os.sched_getaffinity(0))
+    needed = per_frame["engines"] + per_frame["acting forward"] + per_frame["learner"]
+    bound = cpus * 1e6 / needed
+    print(
+        f"{name}: CPU per env frame (us): {parts}; total {sum(per_frame.values()):.0f}. "
+        f"{cpus} CPUs running only the engines and the model: at most {bound:,.0f} env frames/s"
+    )
+    return bound
 
 
 if __name__ == "__main__":
