@@ -33,6 +33,20 @@ def test_no_copy_on_noise():
     assert select_exploits([a, b], PBTConfig(fraction=0.5), rng) == []
 
 
+def test_draws_count_the_draw_score():
+    """A member that draws every match ranks above one that wins a third and loses the rest
+    when a draw counts half, and below it when draws count nothing: the copy goes the other
+    way."""
+    drawer, fighter = [0.5] * 60, ([1.0] * 20 + [0.0] * 40)
+    half = PBTConfig(fraction=0.5, window=60, draw_score=0.5)
+    (exploit,) = select_exploits([drawer, fighter], half, np.random.default_rng(0))
+    assert (exploit.target, exploit.source) == (1, 0)
+    wins_alone = PBTConfig(fraction=0.5, window=60, draw_score=0.0)
+    (exploit,) = select_exploits([drawer, fighter], wins_alone, np.random.default_rng(0))
+    assert (exploit.target, exploit.source) == (0, 1)
+    assert (exploit.target_score, exploit.source_score) == (0.0, pytest.approx(1 / 3))
+
+
 def test_members_without_enough_matches_are_not_ranked():
     cfg = PBTConfig(fraction=0.5, min_matches=20)
     assert select_exploits([STRONG, WEAK[:5]], cfg, np.random.default_rng(0)) == []
@@ -92,7 +106,8 @@ def test_shaping_weights_keep_their_sign_and_range():
 
 
 def test_invalid_settings_are_named():
-    problems = PBTConfig(fraction=0.9, factor=1.0, mutate=("momentum",)).problems()
+    problems = PBTConfig(fraction=0.9, factor=1.0, draw_score=1.0, mutate=("momentum",)).problems()
     assert any("--pbt-fraction" in p for p in problems)
     assert any("--mutation-factor" in p for p in problems)
     assert any("momentum" in p for p in problems)
+    assert any("--pbt-draw-score" in p for p in problems)

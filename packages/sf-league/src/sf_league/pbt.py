@@ -5,7 +5,8 @@ driver (:mod:`sf_league.population`) feeds them each member's recent match resul
 applies what they return through sf-train's population API.
 
 Exploit: members are ranked by their win rate over their last matches against other members
-(a draw counts half). Each member of the worst ``fraction`` copies a random member of the best
+(a draw counts ``draw_score``: half by default, as in Elo; 0 ranks on wins alone, so members
+that avoid fights rank below those that win them). Each member of the worst ``fraction`` copies a random member of the best
 ``fraction``, but only when the gap is significant: a one-sided two-proportion z-test at
 ``confidence``, so that noise alone does not wipe out a member that is as good.
 
@@ -48,6 +49,7 @@ class PBTConfig:
         window: Matches per member the ranking looks at (the most recent ones).
         min_matches: Matches a member needs in its window to be ranked at all.
         confidence: One-sided confidence that the best member beats the worst before a copy.
+        draw_score: What a draw counts in the ranking (a win 1, a loss 0).
         probability: Chance that each hyperparameter or shaping weight of a copy is changed.
         factor: A change multiplies by ``factor`` or ``1 / factor``.
         mutate: The hyperparameters that explore changes (``gamma`` is left out by default).
@@ -60,6 +62,7 @@ class PBTConfig:
     window: int = 100
     min_matches: int = 20
     confidence: float = 0.95
+    draw_score: float = 0.5
     probability: float = 0.2
     factor: float = 1.2
     mutate: tuple[str, ...] = (
@@ -86,6 +89,8 @@ class PBTConfig:
             )
         if not 0.5 <= self.confidence < 1.0:
             out.append(f"--pbt-confidence={self.confidence}: use a value in [0.5, 1)")
+        if not 0.0 <= self.draw_score <= 0.5:
+            out.append(f"--pbt-draw-score={self.draw_score}: use a value in [0, 0.5]")
         if not 0.0 <= self.probability <= 1.0:
             out.append(f"--mutation-probability={self.probability}: use a value in [0, 1]")
         if not self.factor > 1.0:
@@ -123,7 +128,8 @@ def select_exploits(
 
     Args:
         scores: Per member, its recent match scores against other members (1 win, 0.5 draw,
-            0 loss), oldest first; only the last ``cfg.window`` count.
+            0 loss), oldest first; only the last ``cfg.window`` count, a draw as
+            ``cfg.draw_score``.
         cfg: The PBT settings.
         rng: Draws the source of each copy among the best.
 
@@ -131,7 +137,7 @@ def select_exploits(
         One :class:`Exploit` per member of the worst group whose gap to the drawn source is
         significant; none while fewer than two members have ``cfg.min_matches`` results.
     """
-    recent = [list(s)[-cfg.window :] for s in scores]
+    recent = [[cfg.draw_score if x == 0.5 else x for x in list(s)[-cfg.window :]] for s in scores]
     ranked = [i for i, s in enumerate(recent) if len(s) >= cfg.min_matches]
     if len(ranked) < 2:
         return []

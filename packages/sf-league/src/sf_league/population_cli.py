@@ -103,6 +103,12 @@ def _train_parser(
         help="one-sided confidence that the best beats the worst before a copy",
     )
     group.add_argument(
+        "--pbt-draw-score",
+        type=float,
+        default=pbt.draw_score,
+        help="what a draw counts in the ranking (win 1, loss 0); 0 ranks on wins alone",
+    )
+    group.add_argument(
         "--mutation-probability", type=float, default=pbt.probability, help="chance per value"
     )
     group.add_argument(
@@ -241,6 +247,7 @@ def run_train(argv: list[str], console: Console) -> int:
             window=args.pbt_window,
             min_matches=args.pbt_min_matches,
             confidence=args.pbt_confidence,
+            draw_score=args.pbt_draw_score,
             probability=args.mutation_probability,
             factor=args.mutation_factor,
             mutate=tuple(args.mutate),
