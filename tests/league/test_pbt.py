@@ -11,6 +11,7 @@ from sf_league.pbt import (
     PBTConfig,
     explore,
     mutate_shaping,
+    ranked_scores,
     select_exploits,
 )
 
@@ -45,6 +46,12 @@ def test_draws_count_the_draw_score():
     (exploit,) = select_exploits([drawer, fighter], wins_alone, np.random.default_rng(0))
     assert (exploit.target, exploit.source) == (0, 1)
     assert (exploit.target_score, exploit.source_score) == (0.0, pytest.approx(1 / 3))
+
+
+def test_ranked_scores_keep_the_window_and_count_draws_as_told():
+    cfg = PBTConfig(window=3, min_matches=1, draw_score=0.0)
+    assert ranked_scores([0.0, 1.0, 0.5, 0.0], cfg) == [1.0, 0.0, 0.0]
+    assert ranked_scores([0.5, 1.0], PBTConfig(window=3, min_matches=1)) == [0.5, 1.0]
 
 
 def test_members_without_enough_matches_are_not_ranked():

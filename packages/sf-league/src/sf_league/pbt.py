@@ -23,7 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BOUNDS", "Exploit", "PBTConfig", "explore", "mutate_shaping", "select_exploits"]
+__all__ = [
+    "BOUNDS",
+    "Exploit",
+    "PBTConfig",
+    "explore",
+    "mutate_shaping",
+    "ranked_scores",
+    "select_exploits",
+]
 
 BOUNDS: dict[str, tuple[float, float]] = {
     "learning_rate": (1e-5, 1e-2),
@@ -121,6 +129,12 @@ def _one_sided_p(wins_a: float, n_a: int, wins_b: float, n_b: int) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
+def ranked_scores(scores: Sequence[float], cfg: PBTConfig) -> list[float]:
+    """The scores (1 win, 0.5 draw, 0 loss) a member is ranked on: its last ``cfg.window``,
+    a draw counting ``cfg.draw_score``."""
+    return [cfg.draw_score if x == 0.5 else x for x in list(scores)[-cfg.window :]]
+
+
 def select_exploits(
     scores: Sequence[Sequence[float]], cfg: PBTConfig, rng: np.random.Generator
 ) -> list[Exploit]:
@@ -128,8 +142,7 @@ def select_exploits(
 
     Args:
         scores: Per member, its recent match scores against other members (1 win, 0.5 draw,
-            0 loss), oldest first; only the last ``cfg.window`` count, a draw as
-            ``cfg.draw_score``.
+            0 loss), oldest first; ranked as :func:`ranked_scores` counts them.
         cfg: The PBT settings.
         rng: Draws the source of each copy among the best.
 

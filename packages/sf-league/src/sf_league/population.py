@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from sf_league.gauntlets import GauntletConfig, play_gauntlet
-from sf_league.pbt import PBTConfig, explore, mutate_shaping, select_exploits
+from sf_league.pbt import PBTConfig, explore, mutate_shaping, ranked_scores, select_exploits
 from sf_league.population_file import LeagueSettings, run_layout, write_population_file
 from sf_league.snapshots import SNAPSHOT, SnapshotConfig, SnapshotPairing, Snapshots
 from sf_league.store import (
@@ -96,7 +96,7 @@ class PopulationConfig:
 
 @dataclass
 class MemberView:
-    """One line of the live view."""
+    """One line of the live view (``win_rate``: the rate PBT ranks the member on)."""
 
     policy: int
     generation: int
@@ -361,7 +361,7 @@ class PopulationTrainer:
         for p in range(len(self.members)):
             write(f"p{p}/pbt/generation", self.generations[p], frames)
             if self.scores[p]:
-                write(f"p{p}/pbt/win_rate", float(np.mean(self.scores[p])), frames)
+                write(f"p{p}/pbt/win_rate", self._win_rate(p), frames)
             for name, value in trainer.hyperparameters(p).items():
                 write(f"p{p}/pbt/{name}", value, frames)
             for name, value in trainer.shaping(p).items():
@@ -476,12 +476,16 @@ class PopulationTrainer:
                 else None,
                 mean_return=self._returns[m.index],
                 objective=self._objectives[m.index],
-                win_rate=float(np.mean(self.scores[m.index])) if self.scores[m.index] else None,
+                win_rate=self._win_rate(m.index) if self.scores[m.index] else None,
                 matches=len(self.scores[m.index]),
                 entropy=self._entropies[m.index],
             )
             for m in members
         ]
+
+    def _win_rate(self, policy: int) -> float:
+        """The rate PBT ranks ``policy`` on (a draw counting ``--pbt-draw-score``)."""
+        return float(np.mean(ranked_scores(self.scores[policy], self.cfg.pbt)))
 
     def request_stop(self) -> None:
         """Ends :meth:`train` after the current batch; every member's checkpoint is written."""
