@@ -6,9 +6,10 @@ applies what they return through sf-train's population API.
 
 Exploit: members are ranked by their win rate over their last matches against other members
 (a draw counts ``draw_score``: half by default, as in Elo; 0 ranks on wins alone, so members
-that avoid fights rank below those that win them). Each member of the worst ``fraction`` copies a random member of the best
-``fraction``, but only when the gap is significant: a one-sided two-proportion z-test at
-``confidence``, so that noise alone does not wipe out a member that is as good.
+that avoid fights rank below those that win them). Each member of the worst ``fraction``
+copies a random member of the best ``fraction``, but only when the gap is significant: a
+one-sided two-proportion z-test at ``confidence``, so that noise alone does not wipe out a
+member that is as good.
 
 Explore: each hyperparameter (and each non-zero shaping weight) of a copy is multiplied by
 ``factor`` or ``1 / factor`` with probability ``probability``, then clipped to its bounds;
@@ -150,7 +151,7 @@ def select_exploits(
         One :class:`Exploit` per member of the worst group whose gap to the drawn source is
         significant; none while fewer than two members have ``cfg.min_matches`` results.
     """
-    recent = [[cfg.draw_score if x == 0.5 else x for x in list(s)[-cfg.window :]] for s in scores]
+    recent = [ranked_scores(s, cfg) for s in scores]
     ranked = [i for i, s in enumerate(recent) if len(s) >= cfg.min_matches]
     if len(ranked) < 2:
         return []
