@@ -1,11 +1,13 @@
-"""Prints the README's compatibility table from a run of the compatibility suite.
+"""Prints the compatibility table from a run of the compatibility suite.
 
 Runs ``tests/integrations`` with pytest (each library's tests under the interpreter that has it
 installed: RLlib pins its own Gymnasium, so it usually lives in an env of its own), reads the
 JUnit results and writes one row per library: the version tested, each use the suite exercises
-with its outcome, and the adapter needed, if any.
+with its outcome, and the adapter needed, if any. ``--write`` also puts the table between the
+markers of the pages that carry it (the front page and the docs' integrations page)::
 
-    python benchmarks/compatibility.py --rllib-python "$(hatch env find hatch-test.py3.11-rllib)/bin/python"
+    python benchmarks/compatibility.py --write \
+        --rllib-python "$(hatch env find hatch-test.py3.11-rllib)/bin/python"
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "tests" / "integrations"
+PAGES = (ROOT / "README.md", ROOT / "docs" / "integrations.md")
+BEGIN = "<!-- compatibility table: benchmarks/compatibility.py -->"
+END = "<!-- end of compatibility table -->"
 
 
 @dataclass(frozen=True)
@@ -125,9 +130,41 @@ def _use(test_name: str) -> str:
     return test_name.removeprefix("test_").replace("_", " ")
 
 
+def _table(pythons: dict[str, str], outcomes: dict[str, list[tuple[str, str]]]) -> list[str]:
+    lines = [
+        "| library | version tested | use (from `tests/integrations`) | result | adapter |",
+        "|---|---|---|---|---|",
+    ]
+    for lib in LIBRARIES:
+        version = _version(pythons[lib.test_file], lib.distributions)
+        rows = outcomes.get(lib.test_file) or [("(no results)", "not run")]
+        for i, (test, outcome) in enumerate(rows):
+            head = (lib.name, version) if i == 0 else ("", "")
+            tail = lib.adapter if i == 0 else ""
+            lines.append(f"| {head[0]} | {head[1]} | {_use(test)} | {outcome} | {tail} |")
+    return lines
+
+
+def write_table(page: Path, table: list[str]) -> None:
+    """Replaces what lies between the markers of ``page`` with ``table``, atomically."""
+    text = page.read_text(encoding="utf-8")
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{page}: the markers {BEGIN!r} and {END!r} are missing: add them")
+    updated = text[: start + len(BEGIN)] + "\n" + "\n".join(table) + "\n" + text[end:]
+    partial = page.with_suffix(".md.partial")
+    partial.write_text(updated, encoding="utf-8")
+    partial.replace(page)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rllib-python", help="interpreter with ray[rllib] installed")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="also write the table into README.md and docs/integrations.md",
+    )
     args = parser.parse_args()
     pythons = {lib.test_file: sys.executable for lib in LIBRARIES}
     if args.rllib_python:
@@ -139,15 +176,11 @@ def main() -> None:
             junit = os.path.join(folder, f"{len(outcomes)}.xml")
             _run(python, files, junit)
             outcomes.update({f: o for f, o in _outcomes(junit).items() if f in files})
-    print("| library | version tested | use (from `tests/integrations`) | result | adapter |")
-    print("|---|---|---|---|---|")
-    for lib in LIBRARIES:
-        version = _version(pythons[lib.test_file], lib.distributions)
-        rows = outcomes.get(lib.test_file) or [("(no results)", "not run")]
-        for i, (test, outcome) in enumerate(rows):
-            head = (lib.name, version) if i == 0 else ("", "")
-            tail = lib.adapter if i == 0 else ""
-            print(f"| {head[0]} | {head[1]} | {_use(test)} | {outcome} | {tail} |")
+    table = _table(pythons, outcomes)
+    print("\n".join(table))
+    if args.write:
+        for page in PAGES:
+            write_table(page, table)
 
 
 if __name__ == "__main__":

@@ -227,6 +227,7 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def scenario_names() -> list[str]:
+    """The single-player scenario names, sorted (pack scenarios included, installed or not)."""
     return sorted(SCENARIOS)
 
 

@@ -203,6 +203,7 @@ UNSUPPORTED_MAPS: dict[str, str] = {
 
 
 def map_names() -> list[str]:
+    """The names the matches' ``map`` option accepts, sorted."""
     return sorted(MAPS)
 
 

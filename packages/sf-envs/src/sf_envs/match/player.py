@@ -327,7 +327,8 @@ class ScriptedMatchPlayer(MatchPlayer):
 
     Args:
         brain: Its decisions.
-        others: As :class:`MatchPlayer`.
+
+    The other arguments are as for :class:`MatchPlayer`.
     """
 
     def __init__(

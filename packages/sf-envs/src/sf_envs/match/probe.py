@@ -38,6 +38,7 @@ def proven(config: MatchConfig) -> bool:
 
 
 def mark_proven(config: MatchConfig) -> None:
+    """Records that ``config``'s match started in this process, so it is not probed again."""
     _PROVEN.add(config)
 
 

@@ -139,6 +139,7 @@ MATCH_SCENARIOS: dict[str, MatchScenario] = {
 
 
 def match_scenario_names() -> list[str]:
+    """The match scenarios :func:`~sf_envs.make_match` accepts, sorted."""
     return sorted(MATCH_SCENARIOS)
 
 

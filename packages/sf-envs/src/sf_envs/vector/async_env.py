@@ -67,8 +67,10 @@ class DoomAsyncVectorEnv:
         copy: Return copies (the default, safe to keep). With False, views valid until the next
             ``recv`` or a ``send`` to those envs (see the module docstring): no copy, for callers
             that consume each batch before sending its actions, as sf-train does.
-        factory, step_timeout_s, start_timeout_s, max_restarts, pin_workers, **options: As for
-            :class:`~sf_envs.vector.gym_vector.DoomVectorEnv`.
+
+    The remaining arguments (``factory``, ``step_timeout_s``, ``start_timeout_s``,
+    ``max_restarts``, ``pin_workers`` and the env ``**options``) are as for
+    :class:`~sf_envs.vector.gym_vector.DoomVectorEnv`.
 
     Example:
         >>> import gymnasium as gym, numpy as np, sf_envs

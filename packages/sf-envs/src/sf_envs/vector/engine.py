@@ -65,6 +65,8 @@ class VectorEnvError(RuntimeError):
 
 
 class EngineState(enum.Enum):
+    """Whether the engine still steps its workers or has been closed (and refuses calls)."""
+
     RUNNING = "running"
     CLOSED = "closed"
 
