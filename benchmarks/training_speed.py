@@ -11,13 +11,13 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from cpu_time import children_cpu, thread_cpu
 
-from sf_train.config import AlgoConfig, Config, EnvConfig, RunConfig
+from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
 from sf_train.model import ActorCritic
 from sf_train.trainer import Progress, Trainer
 
@@ -89,14 +89,27 @@ def _cpu_parts(forward_seconds: float) -> dict[str, float]:
 
 
 def train_sample(
-    env: EnvConfig, seconds: float, warmup: float, algo: AlgoConfig | None = None
+    env: EnvConfig,
+    seconds: float,
+    warmup: float,
+    algo: AlgoConfig | None = None,
+    model: ModelConfig | None = None,
+    probe: Callable[[], dict[str, float]] | None = None,
 ) -> TrainingSample:
-    """Trains sf-train's default config (``algo`` in place of its defaults, if given) on
-    ``env`` and measures the window from ``warmup`` to ``warmup + seconds``."""
+    """Trains sf-train's default config (``algo`` and ``model`` in place of its defaults, if
+    given) on ``env`` and measures the window from ``warmup`` to ``warmup + seconds``.
+
+    ``probe`` returns more running totals (CPU seconds by name) to take over the same window;
+    they join :data:`CPU_PARTS` in the sample's ``cpu``."""
     marks: list[tuple[float, int, dict[str, float]]] = []
+
+    def totals(forward_seconds: float) -> dict[str, float]:
+        return {**_cpu_parts(forward_seconds), **(probe() if probe else {})}
+
     with tempfile.TemporaryDirectory() as run_dir:
         cfg = Config(
             env=env,
+            model=model or ModelConfig(),
             algo=algo or AlgoConfig(),
             run=RunConfig(run_dir=run_dir, frames=10**10, checkpoint_every=10**10, eval_episodes=0),
         )
@@ -106,14 +119,14 @@ def train_sample(
             def record(p: Progress) -> None:
                 elapsed = time.perf_counter() - start
                 if (elapsed >= warmup and not marks) or elapsed >= warmup + seconds:
-                    marks.append((elapsed, p.frames, _cpu_parts(forward[0])))
+                    marks.append((elapsed, p.frames, totals(forward[0])))
                 if elapsed >= warmup + seconds:
                     trainer.request_stop()
 
             trainer.on_progress = record
             trainer.train()
     (t0, f0, cpu0), (t1, f1, cpu1) = marks[0], marks[-1]
-    return TrainingSample(f1 - f0, t1 - t0, {k: cpu1[k] - cpu0[k] for k in CPU_PARTS})
+    return TrainingSample(f1 - f0, t1 - t0, {k: cpu1[k] - cpu0[k] for k in cpu1})
 
 
 def train_rate(
