@@ -9,7 +9,7 @@ import torch
 from test_model import ACTIONS, DICT, SCREEN, make_obs
 from torch import nn
 
-from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, validate
+from sf_train.config import AlgoConfig, Config, ConfigError, EnvConfig, ModelConfig, validate
 from sf_train.int8 import Int8Layers, check_int8_support
 from sf_train.members import SharedWeights
 from sf_train.model import ActorCritic
@@ -89,7 +89,7 @@ def test_a_deep_copy_is_an_independent_int8_policy():
 
 
 def test_int8_is_refused_where_it_cannot_act():
-    with pytest.raises(ValueError, match="precision float32"):
+    with pytest.raises(ConfigError, match="precision float32"):  # a user error for the CLI
         check_int8_support(torch.device("meta"))
     cfg = Config(env=EnvConfig(num_envs=8), algo=AlgoConfig(precision="int8", num_policies=2))
     with pytest.raises(ValueError, match="precision='int8' with num_policies=2"):

@@ -62,7 +62,7 @@ class SingleAgentMatchEnv(gym.Env):
     ``truncated=True, terminated=False``. ``info`` holds the agent's counters since the match
     start every step (``frags``, ``deaths``, ``hits``, ``damage_dealt``, ``damage_taken``,
     ``placement``, ``objective``); the last step adds ``win``, ``match`` (every player's frags,
-    the winner) and ``episode = {"r": return, "l": length}``.
+    the winner) and ``episode_summary = {"r": return, "l": length}``.
 
     Example:
         >>> import gymnasium as gym, sf_envs

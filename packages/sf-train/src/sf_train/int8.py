@@ -18,25 +18,32 @@ import warnings
 import torch
 from torch import Tensor, nn
 
+from sf_train.config import ConfigError
+
 __all__ = ["Int8Layers", "check_int8_support"]
 
 
 def check_int8_support(device: torch.device) -> None:
-    """Raises ValueError naming the fix where int8 acting cannot run: off the CPU, or in a
+    """Raises :class:`~sf_train.config.ConfigError` naming the fix where int8 acting cannot
+    run (the CLI prints it as a user error): off the CPU, or in a
     torch build without the quantized engine's dynamic linear (torch marks its quantized
     tensors deprecated; a release that removes them is refused here, not mid-run)."""
     if device.type != "cpu":
-        raise ValueError(
-            f"precision 'int8' quantizes the acting copy for CPUs; this run acts on {device}: "
-            "use --precision float32 (or bfloat16) on a GPU"
+        raise ConfigError(
+            [
+                f"precision 'int8' quantizes the acting copy for CPUs; this run acts on "
+                f"{device}: use --precision float32 (or bfloat16) on a GPU"
+            ]
         )
     try:
         _linear(torch.ones(1, 1), _pack(torch.ones(1, 1), torch.zeros(1)))
     except (AttributeError, RuntimeError) as e:
-        raise ValueError(
-            f"precision 'int8' needs torch's quantized dynamic linear, which this torch build "
-            f"({torch.__version__}, engine {torch.backends.quantized.engine!r}) cannot run "
-            f"({e}): use --precision float32"
+        raise ConfigError(
+            [
+                f"precision 'int8' needs torch's quantized dynamic linear, which this torch "
+                f"build ({torch.__version__}, engine {torch.backends.quantized.engine!r}) "
+                f"cannot run ({e}): use --precision float32"
+            ]
         ) from e
 
 
