@@ -88,7 +88,7 @@ def test_bots_and_baselines_round_robin_resume_and_outputs(tmp_path: Path, capsy
 def test_random_ranks_below_the_top_bot_in_free_for_all(tmp_path: Path, capsys) -> None:
     """Where bots fight: cig_map02 free for all (the deathmatch_bots map).
 
-    Measured here (packages/sf-league/README.md): in one-on-one games the bots barely meet a
+    Measured here (docs/benchmarks/league.md): in one-on-one games the bots barely meet a
     random agent on the cig maps (mostly 0-0 draws), and on multi_duel a random agent's rocket
     spam beats both levels (19/4/7 W/D/L against the top one over 30 one-minute games). In a
     five-player free for all on cig_map02 the bots frag each other and random (about 1.1

@@ -1,10 +1,12 @@
-"""The ``sf-envs`` command: list scenarios, record an episode, measure speed."""
+"""The sf-envs command: list the scenarios, record an episode, measure an env's speed and
+install the scenario pack."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.table import Table
@@ -15,7 +17,7 @@ from sf_envs.match.scenarios import MATCH_SCENARIOS
 from sf_envs.options import DoomOptions
 from sf_envs.pack import PACK_ENV_VAR, SAMPLE_FACTORY_PACK, fetch_pack, pack_dir, read_manifest
 from sf_envs.speed import steps_per_second
-from sf_envs.terminal import make_console
+from sf_envs.terminal import DefaultsHelpFormatter, make_console
 
 __all__ = ["main"]
 
@@ -119,38 +121,66 @@ def _list_pack(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sf-envs", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser(
-        "list", help="print the scenarios with ids, actions and limits"
-    ).set_defaults(run=_list)
-    record = commands.add_parser("record", help="record a random-agent episode as a GIF")
-    record.add_argument("env_id", help="e.g. sf/DoomBasic-v0 (see `sf-envs list`)")
-    record.add_argument("--out", default="episode.gif", help="output GIF path")
-    record.add_argument("--seed", type=int, default=0)
-    record.add_argument("--max-steps", type=int, default=300, help="stop after this many steps")
-    record.add_argument("--fps", type=float, default=8.75, help="GIF frame rate (35 / frame skip)")
-    record.set_defaults(run=_record)
-    pack = commands.add_parser(
-        "scenarios", help="the scenario pack: Sample Factory's Doom scenarios and maps"
+    parser = argparse.ArgumentParser(
+        prog="sf-envs", description=__doc__, formatter_class=DefaultsHelpFormatter
     )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def add(parent: Any, name: str, help_text: str) -> argparse.ArgumentParser:
+        return parent.add_parser(
+            name,
+            help=help_text,
+            description=help_text[0].upper() + help_text[1:] + ".",
+            formatter_class=DefaultsHelpFormatter,
+        )
+
+    scenarios = add(
+        commands, "list", "print the scenarios (ids, actions, episode limits) and the matches"
+    )
+    scenarios.set_defaults(run=_list)
+    record = add(commands, "record", "record an episode of a random agent as a GIF")
+    record.add_argument(
+        "env_id", help="the env to play, an id from sf-envs list such as sf/DoomBasic-v0"
+    )
+    record.add_argument("--out", default="episode.gif", help="GIF file to write")
+    record.add_argument("--seed", type=int, default=0, help="seed of the env's reset")
+    record.add_argument(
+        "--max-steps",
+        type=int,
+        default=300,
+        help="stop after this many steps if the episode has not ended",
+    )
+    record.add_argument(
+        "--fps",
+        type=float,
+        default=8.75,
+        help="frame rate of the GIF; 35 / frame skip plays at the game's real speed",
+    )
+    record.set_defaults(run=_record)
+    pack = add(commands, "scenarios", "the scenario pack: Sample Factory's Doom scenarios and maps")
     pack_commands = pack.add_subparsers(dest="pack_command", required=True)
     where = f"pack folder (default: ${PACK_ENV_VAR}, else the XDG cache: {pack_dir()})"
-    fetch = pack_commands.add_parser("fetch", help="download and install the pack")
+    fetch = add(pack_commands, "fetch", "download the pack with pip and install it")
     fetch.add_argument("--dir", help=where)
     fetch.set_defaults(run=_fetch_pack)
-    listing = pack_commands.add_parser("list", help="show the installed pack and where it is")
+    listing = add(pack_commands, "list", "show the installed pack's files and where it is")
     listing.add_argument("--dir", help=where)
     listing.set_defaults(run=_list_pack)
-    bench = commands.add_parser("bench", help="measure one env's steps/s with random actions")
-    bench.add_argument("env_id", nargs="?", default="sf/DoomBasic-v0")
-    bench.add_argument("--steps", type=int, default=2000)
-    bench.add_argument("--frame-skip", type=int, default=4)
+    bench = add(commands, "bench", "measure one env's steps/s with random actions, in one process")
+    bench.add_argument(
+        "env_id",
+        nargs="?",
+        default="sf/DoomBasic-v0",
+        help="the env to time, an id from sf-envs list",
+    )
+    bench.add_argument("--steps", type=int, default=2000, help="steps to time")
+    bench.add_argument("--frame-skip", type=int, default=4, help="game tics per step")
     bench.set_defaults(run=_bench)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs ``sf-envs``; returns the exit status (2 for an invalid option, with the fix)."""
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

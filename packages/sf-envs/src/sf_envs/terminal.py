@@ -1,4 +1,5 @@
-"""What the command lines of the three packages print through: consoles, progress, log lines.
+"""What the command lines of the three packages print through: consoles, progress, log lines
+and ``--help``.
 
 Rich lays out for a terminal's width, and assumes 80 columns when the output is a pipe or a
 file, which cuts progress lines to "…" and breaks ids in tables mid-word exactly where people
@@ -9,6 +10,7 @@ a file), and log records are plain lines.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import time
@@ -18,7 +20,7 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.progress import Progress, ProgressColumn, TaskID
 
-__all__ = ["PIPE_WIDTH", "LineProgress", "log_handler", "make_console"]
+__all__ = ["PIPE_WIDTH", "DefaultsHelpFormatter", "LineProgress", "log_handler", "make_console"]
 
 #: Columns assumed for output that is not a terminal (unless COLUMNS says otherwise): wide
 #: enough that no line of ours is cut or wrapped.
@@ -61,3 +63,32 @@ class LineProgress(Progress):
         if now - self._printed_at >= self.every_s:
             self._printed_at = now
             self.console.print(self.make_tasks_table(self.tasks))
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Argparse help that ends each option's help with its default, as ``(default: X)``.
+
+    Nothing is added to help that already says ``(default``, to options that are required or
+    default to None (their help says what leaving them out does), to required positionals, or
+    to switches that are off unless given (``store_true``). A list prints as its items
+    separated by spaces, as it is typed.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        default = action.default
+        if (
+            text is None
+            or text == argparse.SUPPRESS
+            or "(default" in text
+            or default is None
+            or default is argparse.SUPPRESS
+            or action.required
+            or (not action.option_strings and action.nargs not in ("?", "*"))
+            or (action.nargs == 0 and not isinstance(action, argparse.BooleanOptionalAction))
+        ):
+            return text
+        items = default if isinstance(default, list | tuple) else [default]
+        shown = " ".join(map(str, items))
+        # argparse %-formats help texts: escape the default's own percent signs.
+        return f"{text} (default: {shown.replace('%', '%%')})"

@@ -5,7 +5,7 @@ Examples::
 
     sf-league evaluate --scenario duel_bots --players runs/a random noop bot:1 bot:2 \\
         --games 10 --format round-robin --db league.sqlite
-    # Free for all on cig_map02, where bots fight and rank above random (measured; README):
+    # Free for all on cig_map02 among a random agent and three level-1 bots:
     sf-league evaluate --scenario deathmatch_bots --players random bot:1 b=bot:1 c=bot:1 \\
         --games 12 --timelimit 1 --db ffa.sqlite
     sf-league ratings --db league.sqlite --anchor bot:1 [--json]
@@ -34,7 +34,7 @@ from rich.table import Table
 
 from sf_envs.actions import ACTION_SETS
 from sf_envs.errors import OptionError
-from sf_envs.terminal import LineProgress, make_console
+from sf_envs.terminal import DefaultsHelpFormatter, LineProgress, make_console
 from sf_league.groups import GroupSelection, group_of
 from sf_league.players import PlayerError, parse_player
 from sf_league.population import TRAINING
@@ -95,23 +95,44 @@ def _size(text: str) -> tuple[int, int]:
 def _rating_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="the league's SQLite file")
     p.add_argument(
-        "--anchor", help="player held at --anchor-value Elo (e.g. bot:1); default: mean 0"
+        "--anchor",
+        help="player held at --anchor-value Elo, e.g. bot:1 (default: none, the mean rating is "
+        "held there)",
     )
-    p.add_argument("--anchor-value", type=float, default=0.0, help="Elo of the anchor (or mean)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the games")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (and of the games)")
+    p.add_argument(
+        "--anchor-value",
+        type=float,
+        default=0.0,
+        help="Elo given to the anchor, or to the mean rating without one",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help="bootstrap resamples of the games, for the error bars and intervals",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of the games")
 
 
 def _selection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scenario",
         choices=("duel", "deathmatch", *DUEL_SCENARIOS[1:], *FFA_SCENARIOS[1:], TRAINING),
-        help="rate only games of this kind (duel_bots is duel, deathmatch_bots is deathmatch; "
-        "training: the matches of sf-league train among its members)",
+        help="rate only games of this kind; duel_bots selects the same games as duel, "
+        "deathmatch_bots as deathmatch, and training selects the matches of sf-league train "
+        "among its members (default: every kind)",
     )
-    p.add_argument("--map", help="rate only games on this map")
-    p.add_argument("--timelimit", type=float, help="rate only games of this many minutes")
-    p.add_argument("--frame-skip", type=int, help="rate only games at this frame skip")
+    p.add_argument("--map", help="rate only games on this map (default: every map)")
+    p.add_argument(
+        "--timelimit",
+        type=float,
+        help="rate only games of this many minutes (default: every time limit)",
+    )
+    p.add_argument(
+        "--frame-skip",
+        type=int,
+        help="rate only games at this frame skip (default: every frame skip)",
+    )
 
 
 def _selection(args: argparse.Namespace) -> GroupSelection:
@@ -120,7 +141,9 @@ def _selection(args: argparse.Namespace) -> GroupSelection:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="sf-league", description="Elo-rated tournaments among sf agents and ViZDoom bots."
+        prog="sf-league",
+        description="Elo-rated tournaments among sf agents and ViZDoom bots.",
+        formatter_class=DefaultsHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     ev = sub.add_parser(
@@ -129,38 +152,65 @@ def _parser() -> argparse.ArgumentParser:
         description="Plays the games of the tournament not yet stored in --db, then prints the "
         "ratings of the games played under this tournament's settings (other games of the "
         "league are rated separately: sf-league ratings). " + _GROUPS_HELP,
+        formatter_class=DefaultsHelpFormatter,
     )
     ev.add_argument(
         "--players",
         nargs="+",
         required=True,
-        help="bot:N, random, noop, run folders or checkpoint files; NAME=SPEC names one (e.g. "
-        "b=bot:1, a second bot of level 1)",
+        help="bot:N (an engine bot at level N of the map's ladder), scripted:N, random, noop, "
+        "run folders or checkpoint files; NAME=SPEC names one (e.g. b=bot:1, a second bot of level 1)",
     )
     ev.add_argument(
         "--scenario",
         default="duel_bots",
         choices=DUEL_SCENARIOS + FFA_SCENARIOS,
-        help="duel*: one on one; deathmatch*: free for all",
+        help="the match played: duel*, one on one; deathmatch*, free for all",
     )
     ev.add_argument(
         "--map",
-        help="map played (default: the scenario's: multi_duel for duels, cig_map02 for free "
-        "for all); bot levels are per map",
+        help="map played; bot levels are per map (default: the scenario's, multi_duel for "
+        "duels, cig_map02 for free for all)",
     )
-    ev.add_argument("--format", default="round-robin", choices=FORMATS, help="pairings")
     ev.add_argument(
-        "--games", type=int, default=10, help="games per pairing (target; reruns top up)"
+        "--format",
+        default="round-robin",
+        choices=FORMATS,
+        help="pairings: round-robin, every pair of players; gauntlet, the first player against "
+        "each of the others",
     )
-    ev.add_argument("--timelimit", type=float, help="minutes of game time per game")
-    ev.add_argument("--obs-size", type=_size, help="observation WxH (default: the checkpoints')")
-    ev.add_argument("--grayscale", action=argparse.BooleanOptionalAction, help="gray observations")
+    ev.add_argument(
+        "--games",
+        type=int,
+        default=10,
+        help="games per pairing; a rerun plays only the games not yet stored",
+    )
+    ev.add_argument(
+        "--timelimit",
+        type=float,
+        help="minutes of game time per game (default: the scenario's, 2 for duels, 4 for free "
+        "for all)",
+    )
+    ev.add_argument(
+        "--obs-size",
+        type=_size,
+        help="observation WxH (default: the checkpoints' own, else 64x36)",
+    )
+    ev.add_argument(
+        "--grayscale",
+        action=argparse.BooleanOptionalAction,
+        help="gray observations (default: the checkpoints' own, else gray)",
+    )
     ev.add_argument(
         "--action-set",
         choices=ACTION_SETS,
         help="the agents' controls (default: the checkpoints' own, else discrete)",
     )
-    ev.add_argument("--frame-skip", type=int, help="tics per agent step")
+    ev.add_argument(
+        "--frame-skip",
+        type=int,
+        help="game tics per agent step (default: the checkpoints' own, else 4)",
+    )
     ev.add_argument(
         "--workers",
         type=int,
@@ -171,8 +221,9 @@ def _parser() -> argparse.ArgumentParser:
         nargs="?",
         const="",
         metavar="ADDRESS",
-        help="play the games as Ray actors over a cluster: `auto` (the cluster running on "
-        "this machine), HOST:PORT, or no address to start Ray here (needs sf-league[ray])",
+        help="play the games as Ray actors over a cluster: auto (the cluster running on this "
+        "machine), HOST:PORT, or no address to start Ray here; needs sf-league[ray] (default: "
+        "no Ray, runner processes on this machine)",
     )
     ev.add_argument("--json", action="store_true", help="print JSON instead of tables")
     _rating_args(ev)
@@ -180,6 +231,7 @@ def _parser() -> argparse.ArgumentParser:
         "ratings",
         help="print the ranked table and the cross table of each group of comparable games",
         description=_GROUPS_HELP + " Games that failed on every attempt are listed, not rated.",
+        formatter_class=DefaultsHelpFormatter,
     )
     ra.add_argument("--json", action="store_true", help="print JSON instead of tables")
     _rating_args(ra)
@@ -188,6 +240,7 @@ def _parser() -> argparse.ArgumentParser:
         "plot",
         help="write a PNG of the ratings with error bars, one panel per group",
         description=_GROUPS_HELP,
+        formatter_class=DefaultsHelpFormatter,
     )
     pl.add_argument("--out", required=True, help="PNG file to write")
     pl.add_argument(
@@ -389,6 +442,8 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs ``sf-league``; returns the exit status (2 for user errors, with the fix printed; 1
+    when games of the tournament failed on every attempt)."""
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
     console = make_console(stderr=getattr(args, "json", False))

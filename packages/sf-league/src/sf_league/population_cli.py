@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from sf_envs.terminal import log_handler
+from sf_envs.terminal import DefaultsHelpFormatter, log_handler
 from sf_league.gauntlets import GauntletConfig
 from sf_league.pbt import BOUNDS, PBTConfig
 from sf_league.population import MemberView, PopulationConfig, PopulationTrainer
@@ -49,7 +49,7 @@ def population_defaults() -> Any:
         # One minibatch per batch: a member's batch (16 / 4 = 4 trajectories) is the size of
         # one policy's minibatch on 16 envs, so each sample costs the same optimiser steps.
         # Rewards of about 1 per frag need no scaling, and 0.01 entropy kept self-play from
-        # collapsing (the measurements in this package's README).
+        # collapsing (the measurements in docs/benchmarks/training.md).
         algo=AlgoConfig(
             num_policies=4,
             num_minibatches=1,
@@ -85,22 +85,35 @@ def _train_parser(
     pbt = league.pbt
     group = parser.add_argument_group("population-based training")
     group.add_argument(
-        "--pbt-interval", type=int, default=pbt.interval, help="env frames per member between steps"
+        "--pbt-interval",
+        type=int,
+        default=pbt.interval,
+        help="env frames each member plays between two PBT steps",
     )
     group.add_argument(
-        "--pbt-fraction", type=float, default=pbt.fraction, help="share of worst (and best) members"
+        "--pbt-fraction",
+        type=float,
+        default=pbt.fraction,
+        help="share of the population in the worst group, which copies a best group of the "
+        "same size",
     )
     group.add_argument(
-        "--pbt-window", type=int, default=pbt.window, help="recent matches a member is ranked on"
+        "--pbt-window",
+        type=int,
+        default=pbt.window,
+        help="matches per member that the ranking looks at, the most recent ones",
     )
     group.add_argument(
-        "--pbt-min-matches", type=int, default=pbt.min_matches, help="matches needed to be ranked"
+        "--pbt-min-matches",
+        type=int,
+        default=pbt.min_matches,
+        help="matches a member needs in its window to be ranked",
     )
     group.add_argument(
         "--pbt-confidence",
         type=float,
         default=pbt.confidence,
-        help="one-sided confidence that the best beats the worst before a copy",
+        help="one-sided confidence that a best member beats a worst one before it is copied",
     )
     group.add_argument(
         "--pbt-draw-score",
@@ -109,64 +122,85 @@ def _train_parser(
         help="what a draw counts in the ranking (win 1, loss 0); 0 ranks on wins alone",
     )
     group.add_argument(
-        "--mutation-probability", type=float, default=pbt.probability, help="chance per value"
+        "--mutation-probability",
+        type=float,
+        default=pbt.probability,
+        help="chance that each hyperparameter or shaping weight of a copy is changed",
     )
     group.add_argument(
-        "--mutation-factor", type=float, default=pbt.factor, help="multiply by it or its inverse"
+        "--mutation-factor",
+        type=float,
+        default=pbt.factor,
+        help="a change multiplies the value by this factor or by its inverse",
     )
     group.add_argument(
         "--mutate",
         nargs="+",
         default=list(pbt.mutate),
         choices=list(BOUNDS),
-        help="hyperparameters mutated (shaping weights always are)",
+        metavar="NAME",
+        help=f"hyperparameters that a copy's mutations may change, of: {', '.join(BOUNDS)}; "
+        "shaping weights always may",
     )
     group.add_argument(
         "--pbt-control",
         action=argparse.BooleanOptionalAction,
         default=pbt.control,
-        help="keep member 0 unchanged (never mutated or replaced), as a control",
+        help="keep member 0 as it started (never mutated or replaced), as a control",
     )
     gauntlet = parser.add_argument_group("gauntlets (ratings over training time)")
     gauntlet.add_argument(
         "--gauntlet-every",
         type=int,
         default=league.gauntlet.every,
-        help="env frames between gauntlets of every member against --gauntlet-players (0: none)",
+        help="env frames (all members together) between gauntlets of every member against "
+        "--gauntlet-players; 0: no gauntlets",
     )
-    gauntlet.add_argument("--gauntlet-players", nargs="+", default=list(league.gauntlet.players))
     gauntlet.add_argument(
-        "--gauntlet-games", type=int, default=league.gauntlet.games, help="games per opponent"
+        "--gauntlet-players",
+        nargs="+",
+        default=list(league.gauntlet.players),
+        help="the gauntlets' fixed opponents: bot:N, scripted:N, random, noop",
     )
-    gauntlet.add_argument("--gauntlet-workers", type=int, help="runner processes")
+    gauntlet.add_argument(
+        "--gauntlet-games",
+        type=int,
+        default=league.gauntlet.games,
+        help="games of each member against each opponent per gauntlet",
+    )
+    gauntlet.add_argument(
+        "--gauntlet-workers",
+        type=int,
+        help="runner processes of a gauntlet (default: one per CPU core)",
+    )
     snapshots = league.snapshots
     opponents = parser.add_argument_group("snapshot opponents (frozen past members)")
     opponents.add_argument(
         "--snapshots",
         type=int,
-        help="frozen copies of past members kept as opponents (default 0: members only meet "
-        "each other; a resumed run keeps its count)",
+        help="frozen copies of past members kept as opponents; 0: members only meet each other "
+        "(default: 0, or a resumed run's own count)",
     )
     opponents.add_argument(
         "--snapshot-interval",
         type=int,
         default=None if saved is None else snapshots.interval,
-        help=f"env frames between two snapshots (default {SnapshotConfig.interval:,}); with "
-        f"--ray, between two draws of each shard's guests (default "
-        f"{ShardConfig.snapshot_interval:,})",
+        help=f"env frames (all seats together) between two snapshots (default: "
+        f"{SnapshotConfig.interval}); with --ray, between two draws of each shard's guests "
+        f"(default: {ShardConfig.snapshot_interval}); a resumed run keeps its own",
     )
     opponents.add_argument(
         "--snapshot-share",
         type=float,
         default=snapshots.share,
-        help="chance that a member's opponent is a snapshot",
+        help="chance that a seat facing a member goes to a snapshot",
     )
     opponents.add_argument(
         "--pfsp",
         action=argparse.BooleanOptionalAction,
         default=snapshots.pfsp,
-        help="draw snapshots by prioritized fictitious self-play, (1 - win rate)^2, instead of "
-        "uniformly",
+        help="draw snapshots by prioritized fictitious self-play, weighting each by (1 - the "
+        "member's win rate against it)^2, instead of uniformly",
     )
     split = ShardConfig()
     ray = parser.add_argument_group("on a Ray cluster (needs sf-league[ray])")
@@ -175,15 +209,26 @@ def _train_parser(
         nargs="?",
         const="",
         metavar="ADDRESS",
-        help="train the population in --shards Ray actors: `auto` (the cluster running here), "
-        "HOST:PORT, or no address to start Ray here",
-    )
-    ray.add_argument("--shards", type=int, default=split.shards, help="shards (Ray actors)")
-    ray.add_argument(
-        "--guests", type=int, help="snapshot opponents per shard (default: its member count)"
+        help="train the population in --shards Ray actors: auto (the cluster running here), "
+        "HOST:PORT, or no address to start Ray here (default: no Ray, one trainer in this "
+        "process)",
     )
     ray.add_argument(
-        "--shard-cpus", type=float, help="CPUs a shard declares (default: its env workers)"
+        "--shards",
+        type=int,
+        default=split.shards,
+        help="shards (Ray actors), among which the members, envs and frames are divided",
+    )
+    ray.add_argument(
+        "--guests",
+        type=int,
+        help="snapshot opponents per shard, frozen copies of other shards' members (default: "
+        "the shard's member count)",
+    )
+    ray.add_argument(
+        "--shard-cpus",
+        type=float,
+        help="CPUs each shard declares to Ray (default: its vector engine's workers)",
     )
     add_config_arguments(parser, defaults)
 
@@ -198,6 +243,7 @@ def add_train_parser(sub: Any) -> None:
         "--db, and every --pbt-interval frames lets the worst members copy the best and mutates "
         "the copies. Checkpoints: RUN_DIR/p0, p1, ... (each a run folder). Ctrl-C saves every "
         "member; --resume continues.",
+        formatter_class=DefaultsHelpFormatter,
     )
     _train_parser(parser, population_defaults())
 
@@ -209,9 +255,10 @@ def add_lineage_parser(sub: Any) -> None:
         help="print the exploit and explore events of population training",
         description="Every PBT event stored in --db: when, which member, its generation, whom "
         "it copied and which values changed (old -> new).",
+        formatter_class=DefaultsHelpFormatter,
     )
-    parser.add_argument("--db", required=True, help="the league file")
-    parser.add_argument("--run", help="only this run folder's events")
+    parser.add_argument("--db", required=True, help="the league file (SQLite) of the population")
+    parser.add_argument("--run", help="only this run folder's events (default: every run's)")
 
 
 def run_train(argv: list[str], console: Console) -> int:
@@ -231,7 +278,7 @@ def run_train(argv: list[str], console: Console) -> int:
         if layout is not None:  # the saved trainer's policies count the snapshot slots too
             defaults.algo.num_policies = layout[0]
         saved = saved_settings(run_dir)
-    parser = argparse.ArgumentParser(prog="sf-league train")
+    parser = argparse.ArgumentParser(prog="sf-league train", formatter_class=DefaultsHelpFormatter)
     _train_parser(parser, defaults, saved)
     args = parser.parse_args(argv)
     # Snapshots are taken (or, on Ray, guests drawn) at this interval; saved with the run.
@@ -343,6 +390,7 @@ def print_view(console: Console, view: list[MemberView]) -> None:
 
 
 def run_lineage(args: argparse.Namespace, console: Console) -> int:
+    """``sf-league lineage``: prints the PBT events stored in ``--db`` as a table."""
     with LeagueStore(args.db, create=False) as store:
         events = store.pbt_events(args.run)
     if not events:

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainin
 from rich.table import Table
 
 from sf_envs.errors import OptionError
-from sf_envs.terminal import LineProgress, log_handler, make_console
+from sf_envs.terminal import DefaultsHelpFormatter, LineProgress, log_handler, make_console
 from sf_train.checkpoint import CheckpointError
 from sf_train.config import Config, ConfigError
 from sf_train.config_cli import add_config_arguments, config_from_args
@@ -39,6 +39,7 @@ def _train_parser(defaults: Config | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sf-train train",
         description="Train an agent with asynchronous APPO / V-trace into a run folder.",
+        formatter_class=DefaultsHelpFormatter,
     )
     parser.add_argument(
         "--resume",
@@ -50,8 +51,9 @@ def _train_parser(defaults: Config | None = None) -> argparse.ArgumentParser:
         "--preset",
         choices=sorted(PRESETS),
         default="default",
-        help="start from a named configuration, which the other flags override: "
-        "'sample-factory' is Sample Factory 2.1.1's Doom model and settings (default: default)",
+        help="start from a named configuration, which the other flags override: 'default', "
+        "sf-train's own defaults, or 'sample-factory', Sample Factory 2.1.1's Doom model and "
+        "settings",
     )
     add_config_arguments(parser, defaults)
     return parser
@@ -116,11 +118,15 @@ def _train(argv: list[str]) -> int:
     return 0
 
 
+_CHECKPOINT_HELP = "'latest', 'best' (best evaluation) or the path of a checkpoint file"
+
+
 def _add_greedy_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--greedy",
         action=argparse.BooleanOptionalAction,
-        help="most likely action, no sampling (default: as the run evaluated, run.eval_greedy)",
+        help="play the most likely action instead of sampling one (default: as the run "
+        "evaluated its checkpoints, its run.eval_greedy)",
     )
 
 
@@ -131,16 +137,19 @@ def _eval(argv: list[str]) -> int:
         prog="sf-train eval",
         description="Evaluate a run's policy without bias: every env plays an equal share of "
         "the episodes. Prints mean, std and median of returns and the share of time-outs.",
+        formatter_class=DefaultsHelpFormatter,
     )
     parser.add_argument("run_dir", help="the run folder")
-    parser.add_argument("--episodes", type=int, default=100, help="episodes to play (default 100)")
+    parser.add_argument("--episodes", type=int, default=100, help="episodes to play")
+    parser.add_argument("--checkpoint", default="latest", help=_CHECKPOINT_HELP)
     parser.add_argument(
-        "--checkpoint", default="latest", help="'latest' (default), 'best' or a checkpoint path"
+        "--num-envs", type=int, help="envs played in parallel (default: the run's num_envs)"
     )
-    parser.add_argument("--num-envs", type=int, help="envs in parallel (default: the run's)")
-    parser.add_argument("--device", help="'auto', 'cpu', 'cuda' (default: the run's)")
+    parser.add_argument(
+        "--device", help="'auto', 'cpu', 'cuda' or 'cuda:N' (default: the run's device)"
+    )
     _add_greedy_flag(parser)
-    parser.add_argument("--seed", type=int, default=12345, help="env and action seed")
+    parser.add_argument("--seed", type=int, default=12345, help="seed of the envs and actions")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
     result = evaluate(
@@ -183,17 +192,19 @@ def _enjoy(argv: list[str]) -> int:
     from sf_train.evaluate import record_video
 
     parser = argparse.ArgumentParser(
-        prog="sf-train enjoy", description="Record a video of a run's policy playing."
+        prog="sf-train enjoy",
+        description="Record a video of a run's policy playing.",
+        formatter_class=DefaultsHelpFormatter,
     )
     parser.add_argument("run_dir", help="the run folder")
-    parser.add_argument("--out", required=True, help="video file, .gif or .mp4")
-    parser.add_argument("--episodes", type=int, default=1, help="episodes to record (default 1)")
-    parser.add_argument(
-        "--checkpoint", default="latest", help="'latest' (default), 'best' or a checkpoint path"
-    )
+    parser.add_argument("--out", required=True, help="video file to write, .gif or .mp4")
+    parser.add_argument("--episodes", type=int, default=1, help="episodes to record")
+    parser.add_argument("--checkpoint", default="latest", help=_CHECKPOINT_HELP)
     _add_greedy_flag(parser)
-    parser.add_argument("--fps", type=float, help="playback frames/s (default: real time)")
-    parser.add_argument("--seed", type=int, default=0, help="env and action seed")
+    parser.add_argument(
+        "--fps", type=float, help="playback frames/s (default: the game's real speed)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the env and actions")
     args = parser.parse_args(argv)
     path, returns = record_video(
         args.run_dir,

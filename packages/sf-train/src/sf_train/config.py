@@ -1,10 +1,9 @@
 """Typed trainer configuration: dataclasses, validation and JSON persistence.
 
-The defaults target CPU training of ``sf/DoomBasic-v0`` on a 2-core machine, where the
-network's forward and backward passes, not the envs, bound the speed, so the model is small
-(the measurements behind each default: ``packages/sf-train/README.md``). The
-``sample-factory`` preset (:mod:`sf_train.presets`) gives Sample Factory's larger model and its
-settings.
+The defaults are for CPU training of ``sf/DoomBasic-v0`` on a 2-core machine: a small
+network, two env workers (``docs/benchmarks/training.md`` gives the measurements behind each default).
+The ``sample-factory`` preset (:mod:`sf_train.presets`) gives Sample Factory's larger model and
+its settings.
 
 Each field's docstring is its ``--help`` text (see :mod:`sf_train.config_cli`).
 """
@@ -64,12 +63,13 @@ class EnvConfig:
     """Envs returned per recv(); half of num_envs double-buffers (half step while the policy
     infers on the other half), equal to num_envs is synchronous stepping."""
     num_workers: int = 2
-    """Worker processes of the vector engine; one per CPU core is a good start."""
+    """Worker processes of the vector engine; the envs are split among them."""
     obs_size: tuple[int, int] = (64, 36)
-    """Observation width and height in pixels; 64x36 keeps the CPU model fast and still shows
-    the targets of the basic scenarios."""
+    """Width and height in pixels that frames are resized to; smaller frames make the encoder
+    cheaper and show less detail."""
     grayscale: bool = True
-    """Convert frames to one gray channel; 3x fewer input pixels for the encoder."""
+    """Convert frames to one gray channel, which gives the encoder a third of the input of RGB
+    frames."""
     frame_skip: int = 4
     """Game tics per agent step (the action is repeated); frames are counted in tics."""
     env_options: tuple[str, ...] = ()
@@ -79,11 +79,10 @@ class EnvConfig:
     worker_timeout: float | None = None
     """Seconds a vector worker may show no progress before it counts as hung and is restarted
     (its envs' unfinished trajectories are dropped); unset: the engine's default (60 s for
-    sf-envs), long enough for a slow but healthy game."""
+    sf-envs)."""
     worker_max_restarts: int | None = None
     """Restarts of one vector worker tolerated within 5 minutes before training stops with the
-    worker's error; unset: the engine's default (3 for sf-envs), which stops a game that
-    crashes again and again instead of restarting it forever."""
+    worker's error; unset: the engine's default (3 for sf-envs)."""
 
     def options(self) -> dict[str, Any]:
         """:attr:`env_options` as keyword arguments."""
@@ -102,8 +101,7 @@ class ModelConfig:
     """The actor-critic network: conv encoder, optional measurements MLP and GRU, two heads."""
 
     conv_channels: tuple[int, ...] = (16, 32)
-    """Output channels of each conv layer (ELU after each); two small layers fit a 36x64 input
-    and keep the model cheap on a CPU."""
+    """Output channels of each conv layer (ELU after each), one entry per layer."""
     conv_kernels: tuple[int, ...] = (8, 4)
     """Kernel size of each conv layer (same length as conv_channels)."""
     conv_strides: tuple[int, ...] = (4, 2)
@@ -113,15 +111,15 @@ class ModelConfig:
     measurements_size: int = 64
     """Width of the MLP over the measurements vector (used when observations have one)."""
     rnn: bool = False
-    """Use a GRU core, so the policy can remember what left the screen; off by default because
-    on a CPU it costs speed that scenarios showing everything on screen do not repay."""
+    """Use a GRU core, so the policy can remember what has left the screen; it adds compute to
+    every step, which scenarios that show everything on screen can do without."""
     rnn_size: int = 128
     """Hidden size of the GRU core."""
     screen_norm: Literal["scale", "running", "per_pixel"] = "scale"
     """How screens are normalised: 'scale' divides by 255; 'running' subtracts a running mean
     and divides by a running std (one scalar each, saved with the model); 'per_pixel' keeps
     that mean and std for every pixel of every channel (Sample Factory's input normalisation),
-    so what never changes on screen (a static room) fades to zero and what moves stands out."""
+    so what never changes on screen fades to zero."""
     normalize_measurements: bool = True
     """Normalise measurements with a running per-entry mean and std, saved with the model."""
     normalize_values: bool = False
@@ -139,24 +137,21 @@ class AlgoConfig:
     gamma: float = 0.99
     """Discount factor."""
     reward_scale: float = 0.01
-    """Rewards are multiplied by this before learning (logged returns stay raw). ViZDoom pays
-    in the hundreds (a kill in basic is +100); unscaled, the value loss is in the thousands and
-    its clipped gradient drowns the policy's. 0.01 is Sample Factory's choice for Doom."""
+    """Rewards are multiplied by this before learning (logged returns stay raw); scale rewards
+    of hundreds, like ViZDoom's +100 a kill in basic, to about 1, so that the value loss does
+    not swamp the policy's gradient."""
     learning_rate: float = 1e-3
-    """Adam learning rate; the small default model is stable at 1e-3 and learns in fewer
-    frames than at 3e-4 (Sample Factory's larger model uses 1e-4)."""
+    """Adam learning rate, where lr_schedule starts."""
     lr_schedule: Literal["constant", "linear", "kl_adaptive"] = "linear"
-    """Learning-rate schedule: 'linear' decay to 0 at the last frame (run.frames), so the
-    policy settles instead of wandering at full rate; 'constant'; or 'kl_adaptive', which
-    divides the rate by 1.5 when a step's KL exceeds 2 x target_kl and multiplies it by 1.5
-    when the KL is under target_kl / 2."""
+    """Learning-rate schedule: 'linear' decays it to 0 at the last frame (run.frames);
+    'constant' keeps it; 'kl_adaptive' divides it by 1.5 when a step's KL exceeds 2 x target_kl
+    and multiplies it by 1.5 when the KL is under target_kl / 2."""
     target_kl: float = 0.01
     """KL divergence per optimiser step that the 'kl_adaptive' schedule aims for."""
     adam_eps: float = 1e-6
     """Adam epsilon."""
     num_epochs: int = 3
-    """Passes over each batch; more than 1 reuses samples at the cost of policy lag, a good
-    trade on a CPU, where samples are dear and the small model cheap."""
+    """Passes over each batch; more than 1 reuses each sample, at the cost of policy lag."""
     num_minibatches: int = 4
     """Minibatches per epoch, split along envs so each keeps whole trajectories; must divide
     num_envs."""
@@ -168,8 +163,8 @@ class AlgoConfig:
     value_coef: float = 0.5
     """Weight of the value loss."""
     entropy_coef: float = 0.001
-    """Weight of the exploration term; single-player scenarios end better with a sharp policy
-    (fewer wasted shots), matches need 0.01 to keep the policy from collapsing."""
+    """Weight of the exploration term (see exploration); higher values keep the policy more
+    random."""
     exploration: Literal["entropy", "uniform_kl"] = "entropy"
     """The exploration term: 'entropy', a bonus on the policy's entropy; or 'uniform_kl', a
     penalty on its symmetric KL divergence from the uniform policy, which (unlike the
@@ -182,8 +177,8 @@ class AlgoConfig:
     """V-trace trace-coefficient truncation; inf disables it."""
     trace_lambda: float = 1.0
     """V-trace's lambda (the IMPALA paper's remark 2): trace coefficients are multiplied by it,
-    so on-policy targets are lambda-returns as in GAE. 1 keeps whole-trajectory returns; 0.95
-    (Sample Factory's GAE lambda) lowers their variance at the price of leaning on the critic."""
+    so on-policy targets are lambda-returns as in GAE; lower values trade the returns' variance
+    for reliance on the critic, 1 keeps whole-trajectory returns."""
     max_policy_lag: int = 100
     """Samples produced more than this many policy versions ago are excluded from the loss."""
     normalize_advantages: bool = True
@@ -198,23 +193,20 @@ class AlgoConfig:
     also draws the opponent anew."""
     precision: Literal["float32", "bfloat16", "int8"] = "float32"
     """Precision of the network's convolutions and matrix products. 'bfloat16' keeps the
-    sampler's copy of the weights in bfloat16 and runs the learner's passes under
-    torch.autocast; the learner's weights, Adam's state, the losses and V-trace stay float32.
-    'int8' (CPU, one policy) learns in float32 and acts with the FC layer and GRU quantized to
-    int8 (:mod:`sf_train.int8`), which at a sampler's few rows per call are bound by reading
-    their weights. Either way the actions' recorded log-probabilities are those of the policy
-    that acted, and V-trace corrects for the rounding as for any policy lag. bfloat16 is
-    faster only on CPUs with bfloat16 units; measure either before relying on it."""
+    sampler's copy of the weights in bfloat16 and runs the learner's passes under torch.autocast
+    (weights, Adam's state, losses and V-trace stay float32); it is faster only on hardware with
+    bfloat16 units. 'int8' (CPU, one policy) learns in float32 and acts with the FC layer and
+    GRU quantized to int8 (see sf_train.int8). Log-probabilities are recorded from the policy
+    that acted, so V-trace corrects for the rounding as for any policy lag."""
     value_bootstrap: bool = True
     """Where a time limit truncates an episode, bootstrap its last step from the value of the
     final observation (Pardo et al. 2018, "Time Limits in Reinforcement Learning") instead of
-    treating the cut as the end of the world. Real terminations are never bootstrapped."""
+    treating the cut as a termination; real terminations are never bootstrapped."""
     num_policies: int = 1
-    """Policies trained together in one run (a population sharing the envs): each has its own
-    model, optimiser, hyperparameters and batches of num_envs / num_policies trajectories, and
-    every game's seats are given to policies drawn anew at each episode start. Checkpoints go
-    to one folder per policy (RUN_DIR/p0, p1, ...), each a run folder of its own for eval,
-    enjoy and sf-league. 1: one policy, as usual."""
+    """Policies trained together on the same envs, each with its own model, optimiser,
+    hyperparameters and batches of num_envs / num_policies trajectories; every game's seats go
+    to policies drawn anew at each episode start. Each policy's checkpoints go to a run folder
+    of its own (RUN_DIR/p0, p1, ...); 1 trains one policy in RUN_DIR."""
     shaping: tuple[str, ...] = ()
     """Reward shaping added to the env's reward, as VARIABLE=WEIGHT items over the env's game
     variables (their change each step), e.g. frags=1 deaths=-0.5 damage_dealt=0.01 on
@@ -251,14 +243,11 @@ class RunConfig:
     """Episodes of the unbiased evaluation of each checkpoint as it is written (every env an
     equal share, seeds apart from training's); its mean return picks best.pt and is logged
     under eval/. 0 skips it, and best.pt then follows the training return. Sampling waits
-    while it runs, for a time that grows with episode length: a basic episode is at most 75
-    steps, a 2-minute duel 1,050, so 100 duel episodes are 105,000 steps at every checkpoint;
-    use fewer episodes (or 0) on matches."""
+    while it runs, for a time that grows with episode length, so long matches call for fewer
+    episodes."""
     eval_greedy: bool = False
     """Evaluate the most likely action instead of sampling: best.pt is then the best greedy
-    policy, and ``sf-train eval``/``enjoy`` play greedily unless told otherwise. On Doom basic
-    greedy play times out less often than sampling, whose rare unlikely action can cost an
-    episode."""
+    policy, and sf-train eval and enjoy play greedily unless told otherwise."""
 
 
 @dataclass

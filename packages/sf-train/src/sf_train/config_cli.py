@@ -1,7 +1,7 @@
 """Command-line arguments generated from the config dataclasses.
 
 Every field becomes one ``--flag`` (its name with dashes), grouped by section, with the field's
-docstring as its help text. Flags are unprefixed (``--num-envs``, not ``--env.num-envs``), so
+docstring and its default as its help text. Flags are unprefixed (``--num-envs``, not ``--env.num-envs``), so
 field names must be unique across sections; :func:`add_config_arguments` checks this.
 """
 
@@ -100,8 +100,10 @@ def add_config_arguments(parser: argparse.ArgumentParser, defaults: Config | Non
 
 
 def _show(value: Any) -> str:
+    """A default as it is typed: a tuple's items separated by spaces ("none" if empty), None as
+    "unset"."""
     if isinstance(value, tuple):
-        return " ".join(map(str, value))
+        return " ".join(map(str, value)) or "none"
     return "unset" if value is None else str(value)
 
 

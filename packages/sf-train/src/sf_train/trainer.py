@@ -9,7 +9,7 @@ between them bounds the lag to about two batches of updates.
 
 The default is asynchronous with one torch thread per side: the learner's work overlaps the
 sampler's, and more torch threads only fight the env workers for the cores (the measurements:
-``packages/sf-train/README.md``).
+``docs/benchmarks/training.md``).
 
 Synchronous mode (``run.sync``) steps all envs together, then learns, with zero policy lag; it
 is for debugging and for exact resumption, which needs an env that can save its state

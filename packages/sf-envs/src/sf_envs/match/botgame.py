@@ -8,7 +8,7 @@ per game second.
 
 A bot game has one engine and no network (``-host 1`` binds no port), yet engines still fail,
 sometimes fatally (a fatal engine error segfaults its Python, see ``VIZDOOM_FACTS.md``; rates in
-``packages/sf-envs/README.md``). So each game runs in a child process of its own: whatever
+``docs/benchmarks/matches.md``). So each game runs in a child process of its own: whatever
 happens there, the caller gets a result or a :class:`~sf_envs.match.lockstep.MatchError`. A
 failed game is replayed in a fresh child, and the child's process group (its engine included) is
 killed and its shared memory removed after every game, finished or not.

@@ -19,7 +19,7 @@ at every spawn) unless the user setting ``neverswitchonpickup`` is on, and when 
 measurably weakens bots (:attr:`BotLevel.neverswitch`).
 
 Every level was calibrated by ``benchmarks/bot_levels.py`` (the numbers are in
-``packages/sf-envs/README.md``): the maps yield two levels at most, not five, so levels are per
+``docs/benchmarks/matches.md``): the maps yield two levels at most, not five, so levels are per
 map (:data:`BOT_LADDERS`), and asking for a level a map does not have is an error that names the
 levels it has.
 """

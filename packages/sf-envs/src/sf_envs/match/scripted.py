@@ -188,7 +188,7 @@ SCRIPTED_LEVELS: dict[int, ScriptedLevel] = {
 #: lost to 4). What decides a rocket duel was measured knob by knob: dodging (but dodging wider
 #: than about 140 units leaves no time to aim, and two such players only draw), leading a
 #: strafing enemy, and firing only when the aim is close; aim noise hardly matters.
-#: Numbers in ``packages/sf-envs/README.md``.
+#: Numbers in ``docs/benchmarks/matches.md``.
 MULTI_DUEL_LEVELS: dict[int, ScriptedLevel] = {
     lv.level: lv
     for lv in (
@@ -232,7 +232,7 @@ HUNTING_LEVELS: dict[int, ScriptedLevel] = {
 #: and 5 with a 95% interval overlapping both; dwango5 and cig_map01 hunt, and there level 4
 #: (dwango5) or 3 (cig_map01) overlapped its neighbours, and level 5 (which backs away when
 #: hurt and holds its rockets up close) fell below 2 on cig_map01; on cig_map02 levels 1, 2 and
-#: 3 could not be told apart, and level 5 lost to 4 (numbers in ``packages/sf-envs/README.md``).
+#: 3 could not be told apart, and level 5 lost to 4 (numbers in ``docs/benchmarks/matches.md``).
 SCRIPTED_LADDERS: dict[str, dict[int, ScriptedLevel]] = {
     "multi_duel": MULTI_DUEL_LEVELS,
     "ssl2": {k: SCRIPTED_LEVELS[k] for k in (1, 2, 3, 5)},

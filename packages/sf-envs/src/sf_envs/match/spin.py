@@ -4,7 +4,7 @@ A ViZDoom engine in a network game waits for its peers' tic commands by polling 
 in a busy loop (``TryRunTics`` in the engine's ``d_net.cpp``). One duel on two idle cores loses
 little to that, but duels that share cores do: measured on 2 cores, the engines of 2 pinned
 workers x 2 duels spent 1.9 ms of CPU per match step polling as they are, 1.4 ms with the poller
-stepping aside, and ran 1.41x the match steps/s (numbers in the sf-envs README).
+stepping aside, and ran 1.41x the match steps/s (numbers in ``docs/benchmarks/matches.md``).
 
 :func:`engine_path` gives a launcher that starts ViZDoom's engine with ``spin_yield.c`` preloaded:
 after a run of empty polls the engine calls ``sched_yield()``. It changes no result of any call,

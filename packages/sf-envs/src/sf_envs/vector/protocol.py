@@ -5,7 +5,7 @@ only says *what* to do to *which* groups. Messages travel over an ``AF_UNIX`` ``
 socket pair: it keeps message boundaries (no framing code), a worker's death closes its end so the
 parent's wait wakes up at once (EOF), and ``selectors`` lets the parent sleep on all workers at
 once with a timeout. One message per group, not per env: waking a sleeping process costs the
-parent about as much CPU as one ViZDoom step (numbers in ``packages/sf-envs/README.md``).
+parent about as much CPU as one ViZDoom step (numbers in ``docs/benchmarks/env-speed.md``).
 """
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ def serve(sock: socket.socket) -> None:
     # SCHED_BATCH: the engine this worker wakes no longer preempts it before it blocks on the
     # answer, halving context switches per step; units of several envs keep the default, because
     # their engine threads meet at a barrier every tic, where prompt hand-offs are worth more
-    # (numbers in packages/sf-envs/README.md).
+    # (numbers in docs/benchmarks/env-speed.md).
     if config.factory.envs_per_unit == 1:
         os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
     buffers = SharedBuffers(config.layout, name=config.shm_name)
