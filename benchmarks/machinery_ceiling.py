@@ -23,6 +23,17 @@ thread's own (``time.thread_time``) and the workers' from /proc, so a part waiti
 or a core is not charged for the wait.
 
     python benchmarks/machinery_ceiling.py --seconds 20 --warmup 5
+
+``--samplers 1 2`` then trains the same way with each number of sampler processes
+(``run.num_samplers``), every sampler acting for the same 16 envs (8 per ``recv``), rounds
+alternating, and prints each one's frames/s, its ratio to the first, and the sampling
+machinery's CPU per env frame (the samplers' threads or processes and their engine workers):
+if splitting costs nothing, that stays flat as the samplers grow. The learner takes one epoch of
+one minibatch per batch there: with a free model, sf-train's default three epochs cost the CPU
+more than sampling does, and would measure the learner instead (on a GPU host it learns on the
+GPU).
+
+    python benchmarks/machinery_ceiling.py --seconds 20 --warmup 8 --samplers 1 2 --rounds 2
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import statistics
 import sys
 import threading
 import time
@@ -48,7 +60,7 @@ from training_speed import TrainingSample, train_sample  # noqa: E402
 from sf_envs.vector.async_env import DoomAsyncVectorEnv  # noqa: E402
 from sf_train.acting import PolicyRunner  # noqa: E402
 from sf_train.columns import Columns  # noqa: E402
-from sf_train.config import EnvConfig, ModelConfig  # noqa: E402
+from sf_train.config import AlgoConfig, EnvConfig, ModelConfig  # noqa: E402
 from sf_train.learner import Learner  # noqa: E402
 from sf_train.members import SharedWeights  # noqa: E402
 from sf_train.reporting import Reporting  # noqa: E402
@@ -78,6 +90,14 @@ SHAPES = {
     "preset (RGB 128x72)": {"obs_size": (128, 72), "grayscale": False},
 }
 FREE_MODEL = ModelConfig(conv_channels=(4,), conv_kernels=(8,), conv_strides=(8,), fc_size=16)
+#: The learner of the samplers' comparison: one step per batch.
+LIGHT_LEARNER = AlgoConfig(num_epochs=1, num_minibatches=1)
+ENVS_PER_SAMPLER = 16
+#: The sampling machinery in :data:`training_speed.CPU_PARTS`: with one sampler its workers and
+#: the acting (main) thread; with several the sampler processes and their workers, which all
+#: count as "env workers" (the main thread then only hands batches out: serial).
+SAMPLING = {True: ("env workers", "acting forward", "acting other"), False: ("env workers",)}
+SERIAL_WITH_PROCESSES = ("acting forward", "acting other", "learner", "other")
 
 
 @contextlib.contextmanager
@@ -131,7 +151,7 @@ def measure(shape: dict[str, Any], seconds: float, warmup: float, num_envs: int)
         env=f"free_game:{free_game.ENV_ID}", num_envs=num_envs, batch_size=num_envs // 2, **shape
     )
     with exclusive_timers() as read:
-        return train_sample(env, seconds, warmup, model=FREE_MODEL, probe=read)
+        return train_sample(env, seconds, warmup, model=FREE_MODEL, probe=read, num_samplers=1)
 
 
 def report(name: str, sample: TrainingSample) -> None:
@@ -152,13 +172,61 @@ def report(name: str, sample: TrainingSample) -> None:
         print(f"  {n:>8} {today:>27,.0f} {processes:>23,.0f}")
 
 
+def compare_samplers(counts: list[int], seconds: float, warmup: float, rounds: int) -> None:
+    """Frames/s and sampling CPU per frame with each number of sampler processes."""
+    samples: dict[int, list[TrainingSample]] = {k: [] for k in counts}
+    for _ in range(rounds):
+        for k in counts:
+            env = EnvConfig(
+                env=f"free_game:{free_game.ENV_ID}",
+                num_envs=ENVS_PER_SAMPLER * k,
+                batch_size=ENVS_PER_SAMPLER // 2 * k,
+                num_workers=max(2, k),
+                **SHAPES["defaults (gray 64x36)"],
+            )
+            sample = train_sample(env, seconds, warmup, LIGHT_LEARNER, FREE_MODEL, num_samplers=k)
+            samples[k].append(sample)
+            print(f"  {k} sampler(s): {sample.rate:,.0f} env frames/s", flush=True)
+    base = statistics.median(s.rate for s in samples[counts[0]])
+    print(f"\nsamplers ({ENVS_PER_SAMPLER} free envs each, gray 64x36, 1 epoch x 1 minibatch)")
+    print(
+        f"  {'samplers':>8} {'frames/s':>10} {'ratio':>6} {'sampling µs/frame':>18} {'learner':>8}"
+    )
+    serial = {}
+    for k, runs in samples.items():
+        rate = statistics.median(s.rate for s in runs)
+        parts = SAMPLING[k == 1]
+        sampling = statistics.median(sum(s.us_per_frame(p) for p in parts) for s in runs)
+        learner = statistics.median(s.us_per_frame("learner") for s in runs)
+        print(f"  {k:>8} {rate:>10,.0f} {rate / base:>5.2f}x {sampling:>18.2f} {learner:>8.2f}")
+        if k > 1:
+            one = statistics.median(
+                sum(s.us_per_frame(p) for p in SERIAL_WITH_PROCESSES) for s in runs
+            )
+            serial[k] = (sampling, one)
+    for k, (split, one) in serial.items():
+        print(f"  with {k} samplers: split {split:.2f} µs/frame, serial {one:.2f} µs/frame")
+        for n in CORES:
+            print(f"  {n:>8} cores: {min(n * 1e6 / split, 1e6 / one):>10,.0f} env frames/s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="timed window per shape")
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before the window")
     parser.add_argument("--num-envs", type=int, default=16, help="envs (half of them per recv)")
     parser.add_argument("--shapes", nargs="+", choices=list(SHAPES), default=list(SHAPES))
+    parser.add_argument(
+        "--samplers",
+        nargs="+",
+        type=int,
+        help="instead of the parts, compare these numbers of sampler processes",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds (--samplers)")
     args = parser.parse_args()
+    if args.samplers:
+        compare_samplers(args.samplers, args.seconds, args.warmup, args.rounds)
+        return
     for name in args.shapes:
         report(name, measure(SHAPES[name], args.seconds, args.warmup, args.num_envs))
     sys.stdout.flush()

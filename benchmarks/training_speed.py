@@ -77,6 +77,7 @@ def _cpu_parts(forward_seconds: float) -> dict[str, float]:
     if _LEARNER_THREAD not in threads:
         raise RuntimeError(f"no thread named {_LEARNER_THREAD!r}: is the trainer asynchronous?")
     acting, learner = threads.pop("MainThread"), threads.pop(_LEARNER_THREAD)
+    # With sampler processes, the acting happens in them (they count as "env workers").
     parts = (
         engines,
         workers,
@@ -95,12 +96,14 @@ def train_sample(
     algo: AlgoConfig | None = None,
     model: ModelConfig | None = None,
     probe: Callable[[], dict[str, float]] | None = None,
+    num_samplers: int | None = None,
 ) -> TrainingSample:
     """Trains sf-train's default config (``algo`` and ``model`` in place of its defaults, if
     given) on ``env`` and measures the window from ``warmup`` to ``warmup + seconds``.
 
     ``probe`` returns more running totals (CPU seconds by name) to take over the same window;
-    they join :data:`CPU_PARTS` in the sample's ``cpu``."""
+    they join :data:`CPU_PARTS` in the sample's ``cpu``. ``num_samplers`` sets
+    ``run.num_samplers`` (left out: the config's default)."""
     marks: list[tuple[float, int, dict[str, float]]] = []
 
     def totals(forward_seconds: float) -> dict[str, float]:
@@ -111,7 +114,13 @@ def train_sample(
             env=env,
             model=model or ModelConfig(),
             algo=algo or AlgoConfig(),
-            run=RunConfig(run_dir=run_dir, frames=10**10, checkpoint_every=10**10, eval_episodes=0),
+            run=RunConfig(
+                run_dir=run_dir,
+                frames=10**10,
+                checkpoint_every=10**10,
+                eval_episodes=0,
+                **({} if num_samplers is None else {"num_samplers": num_samplers}),
+            ),
         )
         with _timing_acting_forward() as forward, Trainer(cfg) as trainer:
             start = time.perf_counter()

@@ -229,6 +229,10 @@ class RunConfig:
     torch_threads: int = 0
     """Threads for torch's CPU kernels, in each of the sampler and the learner thread; 0 picks
     1, so that torch's threads leave the cores to the env workers."""
+    num_samplers: int = 0
+    """Sampler processes, each acting for its share of the envs and workers with its own copy
+    of the weights, into batches in shared memory; 1 acts from the trainer's main thread. 0
+    picks one per 8 cores (at least 1) for an asynchronous run of one policy, else 1."""
     sync: bool = False
     """Synchronous mode for debugging: step all envs together (batch_size is ignored), then
     learn, with zero policy lag."""
@@ -415,6 +419,8 @@ def _validate_run(c: RunConfig, errors: list[str]) -> None:
         errors.append(f"run.eval_episodes={c.eval_episodes}: use 0 (no evaluation) or more")
     if c.torch_threads < 0:
         errors.append(f"run.torch_threads={c.torch_threads}: use 0 (automatic) or more")
+    if c.num_samplers < 0:
+        errors.append(f"run.num_samplers={c.num_samplers}: use 0 (one per 8 cores) or more")
     if c.checkpoint_every < 1:
         errors.append(f"run.checkpoint_every={c.checkpoint_every}: use a positive frame count")
     if c.keep_checkpoints < 1:

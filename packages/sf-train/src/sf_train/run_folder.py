@@ -34,6 +34,7 @@ RESUMABLE_FIELDS = frozenset(
         "run.frames",
         "run.device",
         "run.torch_threads",
+        "run.num_samplers",
         "run.sync",
         "run.checkpoint_every",
         "run.checkpoint_seconds",

@@ -107,6 +107,8 @@ class Sampler:
         pairing: With several policies: who plays each game's next episode (default: a
             :class:`UniformPairing`); replace it with :meth:`set_pairing`.
         agents_per_game: Rows of one game (consecutive env ids), which a pairing fills together.
+        buffers: Each policy's ring of batches to fill, in place of ``num_buffers`` new ones
+            (a sampler process fills batches in shared memory that its trainer allocated).
 
     Attributes:
         runners: Act for the learning envs, one per policy; each holds every env's recurrent
@@ -130,6 +132,7 @@ class Sampler:
         opponent_envs: np.ndarray | None = None,
         pairing: Pairing | None = None,
         agents_per_game: int = 1,
+        buffers: Sequence[Sequence[TrajectoryBuffer]] | None = None,
     ) -> None:
         models = [model] if isinstance(model, ActorCritic) else list(model)
         n = venv.num_envs
@@ -148,7 +151,7 @@ class Sampler:
             frozen = copy.deepcopy(models[0]).eval().requires_grad_(False)
             self.opponent = PolicyRunner(frozen, n, device, generator)
         first = models[0]
-        buffers = [
+        buffers = buffers or [
             [
                 TrajectoryBuffer(
                     T,

@@ -64,6 +64,7 @@ from sf_train.sampler import (
     StatefulEnv,
     UniformPairing,
 )
+from sf_train.sampler_pool import ProcessWeights, SamplerPool, resolve_num_samplers
 from sf_train.steering import PopulationControl, tree_map
 
 __all__ = ["Progress", "SharedWeights", "TrainResult", "Trainer", "train"]
@@ -130,7 +131,14 @@ class Trainer(PopulationControl, Reporting):
         self._closed = False
         sync = cfg.run.sync
         batch_size = cfg.env.num_envs if sync else cfg.env.batch_size
-        self.venv = make_env(cfg.env, batch_size=batch_size)
+        agents = agents_per_game(cfg.env)
+        self.num_samplers = resolve_num_samplers(cfg, agents)
+        """Sampler processes (1: the sampler runs in this process's main thread)."""
+        self.venv: Any = (
+            SamplerPool(cfg, self.num_samplers, opponent_envs, agents)
+            if self.num_samplers > 1
+            else make_env(cfg.env, batch_size=batch_size)
+        )
         try:
             self.variable_names = game_variable_names(self.venv)
             count = cfg.algo.num_policies
@@ -145,20 +153,13 @@ class Trainer(PopulationControl, Reporting):
             # Async: one batch filling (two when envs straddle), one queued, one learning;
             # in a population one policy may hold every row, which fills n / B batches at once.
             spare = -(-len(learning_envs) // B) - 1
-            agents = agents_per_game(cfg.env)
-            self.sampler = Sampler(
-                self.venv,
-                [m.weights.model for m in self.members],
-                cfg.algo.rollout,
-                B,
-                self.device,
-                num_buffers=(3 if sync else 5) + spare,
-                generator=self.generator,
-                bootstrap_truncations=cfg.algo.value_bootstrap,
-                opponent_envs=opponent_envs,
-                pairing=UniformPairing(count, cfg.run.seed + 2),
-                agents_per_game=agents,
-            )
+            num_buffers = (3 if sync else 5) + spare
+            self.sampler: Sampler | SamplerPool
+            if isinstance(self.venv, SamplerPool):
+                self.venv.attach(cfg.algo.rollout, B, num_buffers)
+                self.sampler = self.venv
+            else:
+                self.sampler = self._local_sampler(B, num_buffers, opponent_envs, agents)
             self.matches = MatchBook(agents, self.variable_names)
             self._opponents = OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
             self.frames = 0
@@ -182,6 +183,24 @@ class Trainer(PopulationControl, Reporting):
         self._last_checkpoint: Path | None = None
         self._stop_requested = False
 
+    def _local_sampler(
+        self, B: int, num_buffers: int, opponent_envs: np.ndarray, agents: int
+    ) -> Sampler:
+        """The sampler of this process, acting from its main thread."""
+        return Sampler(
+            self.venv,
+            [m.weights.model for m in self.members],
+            self.cfg.algo.rollout,
+            B,
+            self.device,
+            num_buffers=num_buffers,
+            generator=self.generator,
+            bootstrap_truncations=self.cfg.algo.value_bootstrap,
+            opponent_envs=opponent_envs,
+            pairing=UniformPairing(self.cfg.algo.num_policies, self.cfg.run.seed + 2),
+            agents_per_game=agents,
+        )
+
     def _new_member(
         self, index: int, sync: bool, learning_envs: np.ndarray, shaping: dict[str, float]
     ) -> Member:
@@ -194,10 +213,15 @@ class Trainer(PopulationControl, Reporting):
         precision = cfg.algo.precision
         if precision == "int8":
             check_int8_support(self.device)
-        acting = model if sync and precision == "float32" else model.acting_copy(precision)
+        weights: SharedWeights | ProcessWeights
+        if isinstance(self.venv, SamplerPool):  # each sampler process makes its acting copy
+            weights = self.venv.weights_for(model)
+        else:
+            acting = model if sync and precision == "float32" else model.acting_copy(precision)
+            weights = SharedWeights(acting)
         folder = policy_folder(self.run_dir, index, cfg.algo.num_policies)
         checkpoints = checkpoints_of(folder, cfg.run.keep_checkpoints)
-        return Member(index, learner, SharedWeights(acting), learning_envs, checkpoints, shaping)
+        return Member(index, learner, weights, learning_envs, checkpoints, shaping)
 
     def _checked_shaping(self, weights: dict[str, float]) -> dict[str, float]:
         unknown = sorted(weights.keys() - set(self.variable_names))

@@ -1,0 +1,158 @@
+"""Sampling in several processes (``run.num_samplers``) with real processes: the toy env for
+learning and resume, Doom for a sampler process killed mid-run and for what an ended trainer
+leaves behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from owner_support import end_owner
+
+from sf_envs.vector.procs import find_processes
+from sf_train.config import AlgoConfig, Config, ConfigError, EnvConfig, ModelConfig, RunConfig
+from sf_train.sampler_pool import SamplerPool, resolve_num_samplers, split_problems
+from sf_train.trainer import Progress, Trainer
+
+
+def _doom_config(run_dir: Path, frames: int) -> Config:
+    return Config(
+        env=EnvConfig(num_envs=4, batch_size=2, num_workers=2, obs_size=(32, 24)),
+        model=ModelConfig(conv_channels=(8,), conv_kernels=(8,), conv_strides=(4,), fc_size=32),
+        algo=AlgoConfig(rollout=16, num_minibatches=1, num_epochs=1),
+        run=RunConfig(
+            run_dir=str(run_dir),
+            frames=frames,
+            torch_threads=1,
+            eval_episodes=0,
+            checkpoint_every=frames,
+            num_samplers=2,
+        ),
+    )
+
+
+def test_two_samplers_learn_the_toy_task_from_every_env(toy_config):
+    """As ``test_trainer``'s learning test (a random policy scores 8 of 16), with each of two
+    sampler processes acting for 4 of the 8 envs."""
+    cfg = toy_config(frames=12_800, num_samplers=2, eval_episodes=0)
+    cfg.env.num_envs, cfg.env.batch_size = 8, 4
+    cfg.algo = AlgoConfig(rollout=16, gamma=0.5)
+    with Trainer(cfg) as trainer:
+        assert isinstance(trainer.sampler, SamplerPool)
+        result = trainer.train()
+        returns = trainer.members[0].returns
+    assert result.frames >= 12_800
+    assert returns.ready  # every env of both processes ended episodes that count
+    assert result.mean_return >= 14.5
+
+
+def test_resume_with_another_number_of_samplers(toy_config, tmp_path):
+    run = tmp_path / "run"
+    with Trainer(toy_config(run, frames=2048, num_samplers=1, eval_episodes=0)) as trainer:
+        trainer.train()
+    resumed = toy_config(run, frames=4096, num_samplers=2, eval_episodes=0)
+    with Trainer(resumed, resume=True) as trainer:
+        start = trainer.frames
+        version = trainer.members[0].learner.version
+        result = trainer.train()
+        assert trainer.members[0].learner.version > version
+    assert start >= 2048 and result.frames >= 4096
+
+
+def test_a_killed_sampler_process_is_restarted_and_training_goes_on(tmp_path, caplog):
+    killed: list[int] = []
+    orphans: list[int] = []
+    cfg = _doom_config(tmp_path / "run", frames=400_000)
+    with Trainer(cfg) as trainer:
+        pool = trainer.sampler
+        assert isinstance(pool, SamplerPool)
+
+        def on_progress(p: Progress) -> None:
+            if not killed and p.frames >= 2_000:
+                pid = pool._children[0].process.pid
+                orphans.extend(descendants(pid))  # its engine's workers and their games
+                os.kill(pid, signal.SIGKILL)
+                killed.append(p.frames)
+            if killed and pool.sampler_restarts and p.frames >= killed[0] + 6_000:
+                trainer.request_stop()
+
+        trainer.on_progress = on_progress
+        result = trainer.train()
+        replacement = pool._children[0].process
+        assert replacement.is_alive() and pool.sampler_restarts == 1
+    assert result.frames >= killed[0] + 6_000
+    assert "sampler process 0 exited" in caplog.text
+    assert not replacement.is_alive()  # closed with the trainer
+    assert len(orphans) >= 2 and not [p for p in orphans if _running(p)]
+
+
+def descendants(pid: int) -> list[int]:
+    children = find_processes(parent=pid)
+    return children + [d for child in children for d in descendants(child)]
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+def test_splits_that_do_not_fit_are_refused_with_the_fix():
+    cfg = Config(env=EnvConfig(num_envs=6, batch_size=3, num_workers=2))
+    problems = split_problems(cfg, 2)
+    assert any("batch_size=3" in p for p in problems)
+    population = Config(algo=AlgoConfig(num_policies=2, entropy_coef=0.01))
+    assert any("population samples in one process" in p for p in split_problems(population, 2))
+    with pytest.raises(ConfigError, match="--num-samplers 1"):
+        SamplerPool(population, 2, np.zeros(0, np.int64))
+
+
+def test_the_default_is_one_sampler_per_eight_cores(monkeypatch):
+    cfg = Config(env=EnvConfig(num_envs=32, batch_size=16, num_workers=8))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert resolve_num_samplers(cfg) == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 36)
+    assert resolve_num_samplers(cfg) == 4
+    monkeypatch.setattr(os, "cpu_count", lambda: 48)  # 6 does not divide 32 envs: 4
+    assert resolve_num_samplers(cfg) == 4
+    sync = Config(env=cfg.env, run=RunConfig(sync=True))
+    assert resolve_num_samplers(sync) == 1
+
+
+@pytest.mark.parametrize("how", ["sigint", "sigkill"])
+def test_an_ended_trainer_with_sampler_processes_leaves_nothing_behind(tmp_path, how):
+    command = [
+        sys.executable,
+        "-m",
+        "sf_train.cli",
+        "train",
+        "--env",
+        "sf/DoomBasic-v0",
+        "--num-envs",
+        "4",
+        "--batch-size",
+        "2",
+        "--num-workers",
+        "2",
+        "--num-samplers",
+        "2",
+        "--obs-size",
+        "32",
+        "24",
+        "--frames",
+        "100000000",
+        "--num-minibatches",
+        "1",
+        "--eval-episodes",
+        "0",
+        "--run-dir",
+        str(tmp_path / "run"),
+    ]
+    left = end_owner(command, tmp_path, how, 4)
+    assert not left, f"left behind after {how} of sf-train with 2 samplers: {left}"
