@@ -50,6 +50,21 @@ def test_two_samplers_learn_the_toy_task_from_every_env(toy_config):
     assert result.mean_return >= 14.5
 
 
+def test_two_samplers_fill_every_policys_batches_of_a_population(toy_config):
+    cfg = toy_config(frames=8192, num_samplers=2, eval_episodes=0)
+    cfg.env.num_envs, cfg.env.batch_size = 8, 4
+    cfg.algo.num_policies = 2
+    with Trainer(cfg) as trainer:
+        pool = trainer.sampler
+        assert isinstance(pool, SamplerPool)
+        trainer.train()
+        assert (pool.batches > 0).all(), pool.batches  # from each process, for each policy
+        assert all(m.learner.version > 0 for m in trainer.members)
+        assert all(m.returns.ready for m in trainer.members)
+        with pytest.raises(ConfigError, match="--num-samplers 1"):
+            trainer.set_pairing(lambda game, seats: [0] * seats)
+
+
 def test_resume_with_another_number_of_samplers(toy_config, tmp_path):
     run = tmp_path / "run"
     with Trainer(toy_config(run, frames=2048, num_samplers=1, eval_episodes=0)) as trainer:
@@ -103,14 +118,30 @@ def _running(pid: int) -> bool:
         return False
 
 
+def test_self_play_against_snapshots_in_two_sampler_processes(tmp_path):
+    """Duels: every second row is the snapshot opponent's, in each process's own duels; the
+    snapshots reach every process."""
+    cfg = _doom_config(tmp_path / "run", frames=3_000)
+    cfg.env = EnvConfig(
+        env="sf/DoomDuel-v0", num_envs=4, batch_size=4, num_workers=2, obs_size=(32, 24)
+    )
+    cfg.algo.opponent_pool, cfg.algo.opponent_snapshot_every = 2, 1
+    with Trainer(cfg) as trainer:
+        pool = trainer.sampler
+        assert isinstance(pool, SamplerPool)
+        result = trainer.train()
+        assert (pool.batches > 0).all() and pool._opponent_state is not None
+    assert result.frames >= 3_000
+
+
 def test_splits_that_do_not_fit_are_refused_with_the_fix():
     cfg = Config(env=EnvConfig(num_envs=6, batch_size=3, num_workers=2))
     problems = split_problems(cfg, 2)
     assert any("batch_size=3" in p for p in problems)
-    population = Config(algo=AlgoConfig(num_policies=2, entropy_coef=0.01))
-    assert any("population samples in one process" in p for p in split_problems(population, 2))
-    with pytest.raises(ConfigError, match="--num-samplers 1"):
-        SamplerPool(population, 2, np.zeros(0, np.int64))
+    sync = Config(run=RunConfig(sync=True))
+    assert any("sample in one process to debug" in p for p in split_problems(sync, 2))
+    with pytest.raises(ConfigError, match="batch_size=3"):
+        SamplerPool(cfg, 2, np.zeros(0, np.int64))
 
 
 def test_the_default_is_one_sampler_per_eight_cores(monkeypatch):

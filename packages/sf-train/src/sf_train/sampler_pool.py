@@ -21,8 +21,9 @@ engine's workers and the batches among ``K`` sampler processes instead:
 
 The pool has the trainer-facing methods of :class:`Sampler` (``collect``, ``release``,
 ``set_opponent``, ``set_shaping``) and the spaces and counters of the vector env, so the
-trainer drives one sampler or several through the same loop. One policy only (self-play with
-snapshot opponents included); populations sample in one process.
+trainer drives one sampler or several through the same loop. Self-play (snapshot opponents
+included) and populations work as with one sampler; each process pairs its games' seats with a
+uniform pairing of its own, so a custom pairing (``set_pairing``) needs one process.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from sf_train.buffer import TrajectoryBuffer
 from sf_train.config import Config, ConfigError
 from sf_train.members import SharedWeights
 from sf_train.model import ActorCritic
-from sf_train.rollout import PolicySource, Rollout
+from sf_train.rollout import PolicySource, Rollout, UniformPairing
 
 __all__ = ["ProcessWeights", "SamplerPool", "resolve_num_samplers", "share_buffer"]
 
@@ -64,8 +65,10 @@ MAX_RESTARTS = 3
 """Sampler processes restarted within :data:`RESTART_WINDOW_S` before training stops."""
 RESTART_WINDOW_S = 300.0
 _POLL_S = 0.2
-FILLING = 2
-"""Batches of a sampler process that its envs may be filling at once."""
+OUTSTANDING = 3
+"""Batches of one sampler process that may be with the learner at once: one queued, one
+learning, one waiting to be queued, as with one sampler. The rings have room for them beside
+the batches that the envs fill."""
 
 
 def resolve_num_samplers(cfg: Config, agents_per_game: int = 1) -> int:
@@ -88,11 +91,6 @@ def split_problems(cfg: Config, k: int, agents_per_game: int = 1) -> list[str]:
     problems = []
     if cfg.run.sync:
         problems.append(f"run.num_samplers={k} with run.sync: sample in one process to debug")
-    if cfg.algo.num_policies > 1:
-        problems.append(
-            f"run.num_samplers={k} with algo.num_policies={cfg.algo.num_policies}: a "
-            "population samples in one process; use --num-samplers 1"
-        )
     if env.num_envs % (k * agents_per_game):
         problems.append(
             f"env.num_envs={env.num_envs} does not split into {k} samplers of whole games "
@@ -163,8 +161,8 @@ class _Child:
     process: Any
     commands: Any
     beats: torch.Tensor
-    held: set[int]
-    """Buffers (indices into the ring) the learner holds."""
+    held: set[tuple[int, int]]
+    """Batches ``(policy, index in its ring)`` that the learner holds."""
     last_beat: int = -1
     last_progress: float = 0.0
     worker_restarts: int = 0
@@ -207,11 +205,15 @@ class SamplerPool:
         self._results = self._context.Queue()
         self._lock = self._context.Lock()
         self._children: list[_Child | None] = [None] * num_samplers
-        self._rings: list[list[TrajectoryBuffer]] = []
-        self._where: dict[int, tuple[int, int]] = {}
-        self._weights: ProcessWeights | None = None
+        self.num_policies = cfg.algo.num_policies
+        self._rings: list[list[list[TrajectoryBuffer]]] = []
+        self._where: dict[int, tuple[int, int, int]] = {}
+        self._versions = torch.zeros(self.num_policies, dtype=torch.int64).share_memory_()
+        self._weights: list[ProcessWeights] = []
+        self.batches = np.zeros((num_samplers, self.num_policies), dtype=np.int64)
+        """Batches received from each process for each policy."""
         self._opponent_state: dict[str, Any] | None = None
-        self._shaping: np.ndarray | None = None
+        self._shaping: dict[int, np.ndarray | None] = {}
         self._restarts: list[float] = []
         self._restarted_engines = 0
         self.sampler_restarts = 0
@@ -247,39 +249,45 @@ class SamplerPool:
     # -- setup ----------------------------------------------------------------------------------
 
     def weights_for(self, model: ActorCritic) -> ProcessWeights:
-        """The published weights of the (one) policy: a shared float32 copy of ``model``."""
-        versions = torch.zeros(1, dtype=torch.int64).share_memory_()
+        """The published weights of the next policy: a shared float32 copy of ``model``."""
         shared = copy.deepcopy(model).to("cpu").float().requires_grad_(False)
-        self._weights = ProcessWeights(shared, self._lock, versions, 0)
-        return self._weights
+        weights = ProcessWeights(shared, self._lock, self._versions, len(self._weights))
+        self._weights.append(weights)
+        return weights
 
     def attach(self, T: int, B: int, num_buffers: int) -> None:
-        """Allocates every process's ring of ``num_buffers`` shared batches of ``B / K``
-        trajectories (after :meth:`weights_for`)."""
-        if self._weights is None:
-            raise RuntimeError("attach() before weights_for()")
+        """Allocates every process's rings (one per policy) of ``num_buffers`` shared batches
+        of ``B / K`` trajectories, after :meth:`weights_for` for every policy. A process stops
+        stepping while :data:`OUTSTANDING` of its batches are with the learner, as one
+        sampler stops while the learner's queue is full."""
+        if len(self._weights) != self.num_policies:
+            raise RuntimeError("attach() before weights_for() of every policy")
         if B % self.num_samplers:
             raise ConfigError(
                 [f"{B} learning envs do not split into {self.num_samplers} samplers evenly"]
             )
         self._T, self._B = T, B // self.num_samplers
-        model = self._weights.model
         for k in range(self.num_samplers):
-            ring = [
-                share_buffer(
-                    TrajectoryBuffer(
-                        T,
-                        self._B,
-                        self.single_observation_space,
-                        model.action_dist.action_shape,
-                        model.rnn_size,
-                        pin_memory=False,
+            rings = [
+                [
+                    share_buffer(
+                        TrajectoryBuffer(
+                            T,
+                            self._B,
+                            self.single_observation_space,
+                            weights.model.action_dist.action_shape,
+                            weights.model.rnn_size,
+                            policy=p,
+                            pin_memory=False,
+                        )
                     )
-                )
-                for _ in range(num_buffers)
+                    for _ in range(num_buffers)
+                ]
+                for p, weights in enumerate(self._weights)
             ]
-            self._rings.append(ring)
-            self._where.update({id(b): (k, j) for j, b in enumerate(ring)})
+            self._rings.append(rings)
+            for p, ring in enumerate(rings):
+                self._where.update({id(b): (k, p, j) for j, b in enumerate(ring)})
 
     def start(self, seed: int | None = None) -> None:
         """Gives every process the weights and its batches, and starts its envs; process
@@ -290,15 +298,16 @@ class SamplerPool:
 
     def _send_attach(self, k: int) -> None:
         child = self._live(k)
-        assert self._weights is not None
-        free = [j for j in range(len(self._rings[k])) if j not in child.held]
+        rings = self._rings[k]
+        free = [[j for j in range(len(r)) if (p, j) not in child.held] for p, r in enumerate(rings)]
         child.commands.put(
             (
                 "attach",
-                self._rings[k],
+                rings,
                 free,
-                self._weights.model,
-                self._weights._versions,
+                max(0, OUTSTANDING - len(child.held)),
+                [w.model for w in self._weights],
+                self._versions,
                 self._T,
                 self._seed + k * 1_000_003 + self.sampler_restarts,
                 self._opponent_state,
@@ -393,20 +402,22 @@ class SamplerPool:
             if kind != "rollout" or child is None or message[2] != child.process.pid:
                 continue  # a message of a process restarted since
             _, _, _, j, fields, restarts = message
+            p = fields["policy"]
             child.worker_restarts = restarts
-            child.held.add(j)
+            child.held.add((p, j))
+            self.batches[k, p] += 1
             offset = k * self.envs_per_sampler
             fields["episode_env_ids"] = fields["episode_env_ids"] + offset
-            return Rollout(self._rings[k][j], **fields)
+            return Rollout(self._rings[k][p][j], **fields)
 
     def release(self, buffer: TrajectoryBuffer) -> None:
         """Gives a learned batch back to the process that fills it (or its replacement)."""
-        k, j = self._where[id(buffer)]
+        k, p, j = self._where[id(buffer)]
         child = self._children[k]
         if child is None:
             return
-        child.held.discard(j)
-        child.commands.put(("release", j))
+        child.held.discard((p, j))
+        child.commands.put(("release", p, j))
 
     def set_opponent(self, state_dict: dict[str, Any]) -> None:
         """Loads the opponent's weights in every process (and in any started later)."""
@@ -415,8 +426,8 @@ class SamplerPool:
 
     def set_shaping(self, policy: int, weights: np.ndarray | None) -> None:
         """Sets the shaping weights in every process (and in any started later)."""
-        self._shaping = weights
-        self._broadcast(("shaping", weights))
+        self._shaping[policy] = weights
+        self._broadcast(("shaping", policy, weights))
 
     def _broadcast(self, command: tuple[Any, ...]) -> None:
         for child in self._children:
@@ -424,7 +435,15 @@ class SamplerPool:
                 child.commands.put(command)
 
     def set_pairing(self, pairing: Any) -> None:
-        raise ConfigError(["a population samples in one process: use --num-samplers 1"])
+        """Refused: each process draws its games' seats from a uniform pairing of its own; a
+        pairing that reads the league's live records (sf-league's snapshot opponents) needs
+        one process."""
+        raise ConfigError(
+            [
+                f"a custom pairing with run.num_samplers={self.num_samplers}: each sampler "
+                "process pairs its games uniformly; use --num-samplers 1"
+            ]
+        )
 
     # -- faults ---------------------------------------------------------------------------------
 
@@ -557,36 +576,42 @@ def _sampler_main(
         message = commands.get()
         if message[0] == "stop":
             return
-        _, ring, free, published, versions, T, seed, opponent, shaping = message
-        acting = ActorCritic(venv.single_observation_space, venv.single_action_space, cfg.model)
-        weights = SharedWeights(acting.acting_copy(cfg.algo.precision))
-        with lock:
-            weights.publish(published, int(versions[0]))
+        _, rings, free, outstanding, published, versions, T, seed, opponent, shaping = message
         device = resolve_device(cfg.run.device)
-        weights.model.to(device)
+        spaces = venv.single_observation_space, venv.single_action_space
+        weights = [
+            SharedWeights(ActorCritic(*spaces, cfg.model).acting_copy(cfg.algo.precision))
+            for _ in published
+        ]
+        with lock:
+            for p, local in enumerate(weights):
+                local.publish(published[p], int(versions[p]))
+        for local in weights:
+            local.model.to(device)
         sampler = Sampler(
             _Beating(venv, beats),
-            weights.model,
+            [local.model for local in weights],
             T,
-            ring[0].B,
+            rings[0][0].B,
             device,
             generator=torch.Generator(device).manual_seed(seed),
             bootstrap_truncations=cfg.algo.value_bootstrap,
             opponent_envs=opponent_envs,
+            pairing=UniformPairing(len(weights), seed + 2),
             agents_per_game=agents_per_game,
-            buffers=[[ring[j] for j in free]],
+            buffers=[[ring[j] for j in free[p]] for p, ring in enumerate(rings)],
         )
         if opponent is not None:
             sampler.set_opponent(opponent)
-        if shaping is not None:
-            sampler.set_shaping(0, shaping)
-        index_of = {id(b): j for j, b in enumerate(ring)}
+        for p, vector in shaping.items():
+            sampler.set_shaping(p, vector)
+        index_of = {id(b): j for ring in rings for j, b in enumerate(ring)}
         pending: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
         stopping = threading.Event()
         # Batches handed out and not yet learned: at most all but the two that envs fill (one,
         # and the next when their trajectories straddle), as one sampler blocks while the
         # learner's queue is full; the envs wait meanwhile.
-        room = threading.Semaphore(max(0, len(free) - FILLING))
+        room = threading.Semaphore(outstanding)
 
         def receive() -> None:
             # Releases go straight to the sampler's columns, as the learner thread's do with
@@ -597,7 +622,7 @@ def _sampler_main(
                 except queue.Empty:
                     continue
                 if command[0] == "release":
-                    sampler.release(ring[command[1]])
+                    sampler.release(rings[command[1]][command[2]])
                     room.release()
                 else:
                     pending.put(command)
@@ -615,14 +640,16 @@ def _sampler_main(
                 if command[0] == "opponent":
                     sampler.set_opponent(command[1])
                 elif command[0] == "shaping":
-                    sampler.set_shaping(0, command[1])
+                    sampler.set_shaping(command[1], command[2])
             if not room.acquire(timeout=_POLL_S):
                 beats += 1  # waiting for the learner is progress too
                 continue
-            if int(versions[0]) != weights.version:
+            if any(int(versions[p]) != local.version for p, local in enumerate(weights)):
                 with lock:
-                    weights.publish(published, int(versions[0]))
-            rollout = sampler.collect(weights.version)
+                    for p, local in enumerate(weights):
+                        if int(versions[p]) != local.version:
+                            local.publish(published[p], int(versions[p]))
+            rollout = sampler.collect([local.version for local in weights])
             fields = {
                 "episode_returns": rollout.episode_returns,
                 "episode_lengths": rollout.episode_lengths,
@@ -630,7 +657,7 @@ def _sampler_main(
                 "env_steps": rollout.env_steps,
                 "episode_variables": rollout.episode_variables,
                 "dropped_steps": rollout.dropped_steps,
-                "policy": 0,
+                "policy": rollout.policy,
                 "episode_policies": rollout.episode_policies,
                 "episode_versions": rollout.episode_versions,
                 "episode_shaping": rollout.episode_shaping,
