@@ -134,6 +134,32 @@ def test_self_play_against_snapshots_in_two_sampler_processes(tmp_path):
     assert result.frames >= 3_000
 
 
+def test_a_hung_sampler_process_is_restarted(tmp_path, caplog):
+    """SIGSTOP: the process lives but its loop makes no progress for env.worker_timeout."""
+    stopped: list[int] = []
+    before: list[int] = []
+    cfg = _doom_config(tmp_path / "run", frames=400_000)
+    cfg.env.worker_timeout = 4.0
+    with Trainer(cfg) as trainer:
+        pool = trainer.sampler
+        assert isinstance(pool, SamplerPool)
+
+        def on_progress(p: Progress) -> None:
+            if not stopped and p.frames >= 2_000:
+                stopped.append(pool._children[1].process.pid)
+                before.append(int(pool.batches[1].sum()))
+                os.kill(stopped[0], signal.SIGSTOP)
+            # The replacement's batches (those sent before the stop are at most 3).
+            if pool.sampler_restarts and pool.batches[1].sum() > before[0] + 3:
+                trainer.request_stop()
+
+        trainer.on_progress = on_progress
+        trainer.train()
+        assert pool.sampler_restarts == 1 and pool._children[1].process.pid != stopped[0]
+    assert "sampler process 1 made no progress for 4 s" in caplog.text
+    assert not _running(stopped[0])
+
+
 def test_splits_that_do_not_fit_are_refused_with_the_fix():
     cfg = Config(env=EnvConfig(num_envs=6, batch_size=3, num_workers=2))
     problems = split_problems(cfg, 2)

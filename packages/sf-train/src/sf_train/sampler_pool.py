@@ -14,7 +14,7 @@ engine's workers and the batches among ``K`` sampler processes instead:
   (:class:`ProcessWeights`); a sampler process copies them into its own acting copy (in its
   precision) before a batch when the version has changed. A lock shared by all processes keeps
   a copy from reading half-published weights.
-- A sampler process that dies, or whose loop makes no progress for ``hang_s``, is killed and
+- A sampler process that dies, or whose loop makes no progress for :data:`HANG_S`, is killed and
   started again; the batches it was filling are dropped (the learner's are given back to the
   new process once learned), and its envs start new episodes. The engine inside each process
   restarts its own failed workers as with one sampler.
@@ -28,6 +28,7 @@ uniform pairing of its own, so a custom pairing (``set_pairing``) needs one proc
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import logging
@@ -60,7 +61,8 @@ sampler drives tens of thousands of env frames/s, the engines of about this many
 START_TIMEOUT_S = 120.0
 """Seconds a sampler process may take to build its envs and report them."""
 HANG_S = 60.0
-"""Seconds without progress of a sampler loop after which its process counts as hung."""
+"""Seconds without progress of a sampler loop after which its process counts as hung, unless
+``env.worker_timeout`` (the same limit for the engine's workers) sets another."""
 MAX_RESTARTS = 3
 """Sampler processes restarted within :data:`RESTART_WINDOW_S` before training stops."""
 RESTART_WINDOW_S = 300.0
@@ -219,6 +221,8 @@ class SamplerPool:
         self.sampler_restarts = 0
         """Sampler processes restarted (each also logged)."""
         self._supervised = time.monotonic()
+        self._hang_s = cfg.env.worker_timeout or HANG_S
+        self._backlog: collections.deque[tuple[Any, ...]] = collections.deque()
         self._closed = False
         self.single_observation_space: Any = None
         self.single_action_space: Any = None
@@ -357,6 +361,8 @@ class SamplerPool:
         return child
 
     def _expect(self, kind: str) -> tuple[int, Any, Any]:
+        """The next message of ``kind``; the others' batches that arrive meanwhile are kept
+        for :meth:`collect`."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
@@ -376,6 +382,7 @@ class SamplerPool:
             self._raise_error(message)
             if message[0] == kind:
                 return message[1], message[2], message[3] if len(message) > 3 else None
+            self._backlog.append(message)
 
     @staticmethod
     def _raise_error(message: tuple[Any, ...]) -> None:
@@ -393,7 +400,9 @@ class SamplerPool:
                 self._supervised = now
                 self._supervise()
             try:
-                message = self._results.get(timeout=_POLL_S)
+                message = (
+                    self._backlog.popleft() if self._backlog else self._results.get(timeout=_POLL_S)
+                )
             except queue.Empty:
                 continue
             self._raise_error(message)
@@ -456,12 +465,12 @@ class SamplerPool:
             if beat != child.last_beat:
                 child.last_beat, child.last_progress = beat, now
             dead = not child.process.is_alive()
-            hung = not dead and now - child.last_progress > HANG_S
+            hung = not dead and now - child.last_progress > self._hang_s
             if dead or hung:
                 why = (
                     f"exited (code {child.process.exitcode})"
                     if dead
-                    else f"made no progress for {HANG_S:.0f} s"
+                    else f"made no progress for {self._hang_s:.0f} s"
                 )
                 self._restart(k, why)
 
