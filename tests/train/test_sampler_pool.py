@@ -1,38 +1,30 @@
 """Sampling in several processes (``run.num_samplers``) with real processes: the toy env for
-learning and resume, Doom for a sampler process killed mid-run and for what an ended trainer
-leaves behind."""
+learning, populations and resume, Doom for sampler processes killed or hung mid-run and for
+self-play (what an ended trainer leaves behind: ``test_train_leftovers``)."""
 
 from __future__ import annotations
 
 import os
 import signal
-import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from owner_support import end_owner
+from test_training_faults import _config as faults_config
 
 from sf_envs.vector.procs import find_processes
-from sf_train.config import AlgoConfig, Config, ConfigError, EnvConfig, ModelConfig, RunConfig
+from sf_train.config import AlgoConfig, Config, ConfigError, EnvConfig, RunConfig
 from sf_train.sampler_pool import SamplerPool, resolve_num_samplers, split_problems
 from sf_train.trainer import Progress, Trainer
 
 
 def _doom_config(run_dir: Path, frames: int) -> Config:
-    return Config(
-        env=EnvConfig(num_envs=4, batch_size=2, num_workers=2, obs_size=(32, 24)),
-        model=ModelConfig(conv_channels=(8,), conv_kernels=(8,), conv_strides=(4,), fc_size=32),
-        algo=AlgoConfig(rollout=16, num_minibatches=1, num_epochs=1),
-        run=RunConfig(
-            run_dir=str(run_dir),
-            frames=frames,
-            torch_threads=1,
-            eval_episodes=0,
-            checkpoint_every=frames,
-            num_samplers=2,
-        ),
-    )
+    """The fault tests' Doom basic run, its 4 envs split between 2 sampler processes."""
+    env = EnvConfig(num_envs=4, batch_size=2, num_workers=2, obs_size=(32, 24))
+    cfg = faults_config(run_dir, env)
+    cfg.run = replace(cfg.run, frames=frames, checkpoint_every=frames, num_samplers=2)
+    return cfg
 
 
 def test_two_samplers_learn_the_toy_task_from_every_env(toy_config):
@@ -180,36 +172,3 @@ def test_the_default_is_one_sampler_per_eight_cores(monkeypatch):
     assert resolve_num_samplers(cfg) == 4
     sync = Config(env=cfg.env, run=RunConfig(sync=True))
     assert resolve_num_samplers(sync) == 1
-
-
-@pytest.mark.parametrize("how", ["sigint", "sigkill"])
-def test_an_ended_trainer_with_sampler_processes_leaves_nothing_behind(tmp_path, how):
-    command = [
-        sys.executable,
-        "-m",
-        "sf_train.cli",
-        "train",
-        "--env",
-        "sf/DoomBasic-v0",
-        "--num-envs",
-        "4",
-        "--batch-size",
-        "2",
-        "--num-workers",
-        "2",
-        "--num-samplers",
-        "2",
-        "--obs-size",
-        "32",
-        "24",
-        "--frames",
-        "100000000",
-        "--num-minibatches",
-        "1",
-        "--eval-episodes",
-        "0",
-        "--run-dir",
-        str(tmp_path / "run"),
-    ]
-    left = end_owner(command, tmp_path, how, 4)
-    assert not left, f"left behind after {how} of sf-train with 2 samplers: {left}"

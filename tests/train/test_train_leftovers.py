@@ -35,3 +35,13 @@ def test_an_interrupted_training_run_leaves_nothing_behind(tmp_path: Path, how: 
     command = [sys.executable, "-m", "sf_train.cli", "train", *_TINY_DOOM_RUN]
     left = end_owner([*command, "--run-dir", str(tmp_path / "run")], tmp_path, how, 2)
     assert not left, f"left behind after {how} of sf-train: {left}"
+
+
+@pytest.mark.parametrize("how", ["sigint", "sigkill"])
+def test_a_run_with_sampler_processes_leaves_nothing_behind(tmp_path: Path, how: str) -> None:
+    """Two sampler processes with 2 envs each: their engines, shared batches and folders go
+    with the trainer however it ends (a sampler process notices its trainer is gone)."""
+    split = ["--num-envs", "4", "--num-workers", "2", "--num-samplers", "2"]
+    command = [sys.executable, "-m", "sf_train.cli", "train", *_TINY_DOOM_RUN, *split]
+    left = end_owner([*command, "--run-dir", str(tmp_path / "run")], tmp_path, how, 4)
+    assert not left, f"left behind after {how} of sf-train with 2 samplers: {left}"

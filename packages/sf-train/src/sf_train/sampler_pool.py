@@ -37,7 +37,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -119,40 +119,27 @@ def share_buffer(buffer: TrajectoryBuffer) -> TrajectoryBuffer:
     return buffer
 
 
-class ProcessWeights:
+class ProcessWeights(SharedWeights):
     """A policy's published weights in shared memory, which every sampler process reads.
 
-    The same face as :class:`~sf_train.members.SharedWeights` for the trainer: ``publish``
-    from the learner, ``acting`` and ``model`` for snapshots; the lock is shared with the
-    sampler processes, which hold it while they copy the weights in.
+    :class:`~sf_train.members.SharedWeights` whose model, version and lock are shared with the
+    sampler processes: the learner publishes into it, and a process holds the lock while it
+    copies the weights into its own acting copy.
     """
 
     def __init__(self, model: ActorCritic, lock: Any, versions: torch.Tensor, index: int) -> None:
-        self.model = model.share_memory()
-        self._lock = lock
         self._versions = versions
         self._index = index
+        super().__init__(model.share_memory(), int(versions[index]))
+        self._lock = lock
 
-    @property
+    @property  # type: ignore[override]
     def version(self) -> int:
         return int(self._versions[self._index])
 
-    @contextlib.contextmanager
-    def acting(self) -> Iterator[int]:
-        """Holds the published weights fixed and yields their version."""
-        with self._lock:
-            yield self.version
-
-    @torch.no_grad()
-    def publish(self, source: ActorCritic, version: int) -> None:
-        """Copies ``source``'s parameters and buffers in as ``version``."""
-        with self._lock:
-            if source is not self.model:
-                for dst, src in zip(
-                    self.model.state_dict().values(), source.state_dict().values(), strict=True
-                ):
-                    dst.copy_(src)
-            self._versions[self._index] = version
+    @version.setter
+    def version(self, value: int) -> None:
+        self._versions[self._index] = value
 
 
 @dataclass
