@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sf_envs.vector.procs import interruptible
 
-__all__ = ["end_owner"]
+__all__ = ["descendants", "end_owner", "running"]
 
 # What ViZDoom creates in /dev/shm per engine (measured), followed by its instance id.
 VIZDOOM_SHM = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
@@ -33,7 +33,8 @@ def _stat(pid: int) -> list[str] | None:
         return None
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (six generations deep)."""
     parents = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit() and (fields := _stat(int(entry))) and fields[0] not in "ZX":
@@ -61,6 +62,12 @@ def _shm_files(pid: int) -> set[str]:
             }
     except OSError:
         return set()
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not a zombie)."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] not in "ZX"
 
 
 def _alive(pid: int, instance: str) -> bool:
@@ -100,13 +107,13 @@ def end_owner(
         while len(engines) < engines_expected:
             assert proc.poll() is None, (tmp_path / "owner.log").read_text()[-3000:]
             assert time.monotonic() < deadline, f"only {len(engines)} engines started"
-            for pid in _descendants(proc.pid):
+            for pid in descendants(proc.pid):
                 files |= _shm_files(pid)
                 if instance := _instance(pid):
                     engines[pid] = instance
             time.sleep(0.1)
         time.sleep(0.5)  # the engines' shared memory is mapped
-        for pid in [proc.pid, *_descendants(proc.pid)]:
+        for pid in [proc.pid, *descendants(proc.pid)]:
             files |= _shm_files(pid)
         if how == "sigint":
             os.killpg(proc.pid, signal.SIGINT)

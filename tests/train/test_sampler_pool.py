@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from owner_support import descendants, running
 from test_training_faults import _config as faults_config
 
-from sf_envs.vector.procs import find_processes
 from sf_train.config import AlgoConfig, Config, ConfigError, EnvConfig, RunConfig
 from sf_train.sampler_pool import SamplerPool, resolve_num_samplers, split_problems
 from sf_train.trainer import Progress, Trainer
@@ -94,20 +94,7 @@ def test_a_killed_sampler_process_is_restarted_and_training_goes_on(tmp_path, ca
     assert result.frames >= killed[0] + 6_000
     assert "sampler process 0 exited" in caplog.text
     assert not replacement.is_alive()  # closed with the trainer
-    assert len(orphans) >= 2 and not [p for p in orphans if _running(p)]
-
-
-def descendants(pid: int) -> list[int]:
-    children = find_processes(parent=pid)
-    return children + [d for child in children for d in descendants(child)]
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
-    except OSError:
-        return False
+    assert len(orphans) >= 2 and not [p for p in orphans if running(p)]
 
 
 def test_self_play_against_snapshots_in_two_sampler_processes(tmp_path):
@@ -149,7 +136,7 @@ def test_a_hung_sampler_process_is_restarted(tmp_path, caplog):
         trainer.train()
         assert pool.sampler_restarts == 1 and pool._children[1].process.pid != stopped[0]
     assert "sampler process 1 made no progress for 4 s" in caplog.text
-    assert not _running(stopped[0])
+    assert not running(stopped[0])
 
 
 def test_splits_that_do_not_fit_are_refused_with_the_fix():

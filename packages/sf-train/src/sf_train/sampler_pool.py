@@ -34,9 +34,7 @@ import copy
 import logging
 import os
 import queue
-import threading
 import time
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,7 +47,8 @@ from sf_train.buffer import TrajectoryBuffer
 from sf_train.config import Config, ConfigError
 from sf_train.members import SharedWeights
 from sf_train.model import ActorCritic
-from sf_train.rollout import PolicySource, Rollout, UniformPairing
+from sf_train.rollout import PolicySource, Rollout
+from sf_train.sampler_process import POLL_S, sampler_main
 
 __all__ = ["ProcessWeights", "SamplerPool", "resolve_num_samplers", "share_buffer"]
 
@@ -66,7 +65,6 @@ HANG_S = 60.0
 MAX_RESTARTS = 3
 """Sampler processes restarted within :data:`RESTART_WINDOW_S` before training stops."""
 RESTART_WINDOW_S = 300.0
-_POLL_S = 0.2
 OUTSTANDING = 3
 """Batches of one sampler process that may be with the learner at once: one queued, one
 learning, one waiting to be queued, as with one sampler. The rings have room for them beside
@@ -186,7 +184,6 @@ class SamplerPool:
             raise ConfigError(problems)
         self.cfg = cfg
         self.num_samplers = num_samplers
-        self.num_envs = cfg.env.num_envs
         self.envs_per_sampler = cfg.env.num_envs // num_samplers
         self.agents_per_game = agents_per_game
         self._opponent_envs = np.asarray(opponent_envs, dtype=np.int64)
@@ -218,7 +215,7 @@ class SamplerPool:
             for k in range(num_samplers):
                 self._spawn(k)
             for _ in range(num_samplers):
-                _, _, spaces = self._expect("ready")
+                _, spaces = self._next_ready()
                 self.single_observation_space, self.single_action_space = spaces[:2]
                 self.variable_names = spaces[2]
         except BaseException:
@@ -226,10 +223,6 @@ class SamplerPool:
             raise
 
     # -- what the trainer sees of a vector env -------------------------------------------------
-
-    @property
-    def batch_size(self) -> int:
-        return self.cfg.env.batch_size
 
     @property
     def worker_restarts(self) -> int:
@@ -323,7 +316,7 @@ class SamplerPool:
             (self._opponent_envs >= lo) & (self._opponent_envs < lo + self.envs_per_sampler)
         ]
         process = self._context.Process(
-            target=_sampler_main,
+            target=sampler_main,
             name=f"sf-train-sampler-{k}",
             args=(
                 k,
@@ -347,13 +340,13 @@ class SamplerPool:
             raise RuntimeError(f"sampler process {k} is not running")
         return child
 
-    def _expect(self, kind: str) -> tuple[int, Any, Any]:
-        """The next message of ``kind``; the others' batches that arrive meanwhile are kept
-        for :meth:`collect`."""
+    def _next_ready(self) -> tuple[int, Any]:
+        """``(process, its spaces)`` of the next process to report its envs; batches that
+        arrive meanwhile are kept for :meth:`collect`."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
-                message = self._results.get(timeout=_POLL_S)
+                message = self._results.get(timeout=POLL_S)
             except queue.Empty:
                 if time.monotonic() > deadline:
                     raise RuntimeError(
@@ -367,8 +360,8 @@ class SamplerPool:
                         ) from None
                 continue
             self._raise_error(message)
-            if message[0] == kind:
-                return message[1], message[2], message[3] if len(message) > 3 else None
+            if message[0] == "ready":
+                return message[1], message[3]
             self._backlog.append(message)
 
     @staticmethod
@@ -383,12 +376,12 @@ class SamplerPool:
         process acts with the weights it copied in)."""
         while True:
             now = time.monotonic()
-            if now - self._supervised > _POLL_S:  # the others' batches may never pause
+            if now - self._supervised > POLL_S:  # the others' batches may never pause
                 self._supervised = now
                 self._supervise()
             try:
                 message = (
-                    self._backlog.popleft() if self._backlog else self._results.get(timeout=_POLL_S)
+                    self._backlog.popleft() if self._backlog else self._results.get(timeout=POLL_S)
                 )
             except queue.Empty:
                 continue
@@ -475,14 +468,8 @@ class SamplerPool:
         self._restarted_engines += child.worker_restarts
         self.sampler_restarts += 1
         self._spawn(k)
-        self._expect_ready(k)
+        self._next_ready()  # only k is starting
         self._send_attach(k)
-
-    def _expect_ready(self, k: int) -> None:
-        while True:
-            index, _, _ = self._expect("ready")
-            if index == k:
-                return
 
     def close(self) -> None:
         """Stops every sampler process and its envs; idempotent."""
@@ -506,167 +493,3 @@ def _kill(process: Any) -> None:
     if process.is_alive():
         process.kill()
     process.join(10.0)
-
-
-# -- inside a sampler process ---------------------------------------------------------------------
-
-
-class _Beating:
-    """The vector env, counting each ``recv`` in shared memory so the parent sees progress."""
-
-    def __init__(self, venv: Any, beats: torch.Tensor) -> None:
-        self._venv = venv
-        self._beats = beats
-
-    def recv(self) -> Any:
-        result = self._venv.recv()
-        self._beats += 1
-        return result
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._venv, name)
-
-
-def _watch_parent(parent: int, venv: Any) -> None:
-    """Ends this process (closing its envs) when the trainer that started it is gone."""
-    while os.getppid() == parent:
-        time.sleep(0.5)
-    with contextlib.suppress(Exception):
-        venv.close()
-    os._exit(1)
-
-
-def _sampler_main(
-    index: int,
-    cfg: Config,
-    opponent_envs: np.ndarray,
-    agents_per_game: int,
-    lock: Any,
-    commands: Any,
-    results: Any,
-    beats: torch.Tensor,
-    parent: int,
-) -> None:
-    """A sampler process: builds its envs, reports them, then fills batches until told to stop."""
-    from sf_train.config import resolve_device
-    from sf_train.envs import game_variable_names, make_env
-    from sf_train.sampler import Sampler
-
-    torch.set_num_threads(1)
-    venv = None
-    try:
-        venv = make_env(cfg.env)
-        threading.Thread(target=_watch_parent, args=(parent, venv), daemon=True).start()
-        results.put(
-            (
-                "ready",
-                index,
-                os.getpid(),
-                (
-                    venv.single_observation_space,
-                    venv.single_action_space,
-                    game_variable_names(venv),
-                ),
-            )
-        )
-        message = commands.get()
-        if message[0] == "stop":
-            return
-        _, rings, free, outstanding, published, versions, T, seed, opponent, shaping = message
-        device = resolve_device(cfg.run.device)
-        spaces = venv.single_observation_space, venv.single_action_space
-        weights = [
-            SharedWeights(ActorCritic(*spaces, cfg.model).acting_copy(cfg.algo.precision))
-            for _ in published
-        ]
-        with lock:
-            for p, local in enumerate(weights):
-                local.publish(published[p], int(versions[p]))
-        for local in weights:
-            local.model.to(device)
-        sampler = Sampler(
-            _Beating(venv, beats),
-            [local.model for local in weights],
-            T,
-            rings[0][0].B,
-            device,
-            generator=torch.Generator(device).manual_seed(seed),
-            bootstrap_truncations=cfg.algo.value_bootstrap,
-            opponent_envs=opponent_envs,
-            pairing=UniformPairing(len(weights), seed + 2),
-            agents_per_game=agents_per_game,
-            buffers=[[ring[j] for j in free[p]] for p, ring in enumerate(rings)],
-        )
-        if opponent is not None:
-            sampler.set_opponent(opponent)
-        for p, vector in shaping.items():
-            sampler.set_shaping(p, vector)
-        index_of = {id(b): j for ring in rings for j, b in enumerate(ring)}
-        pending: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
-        stopping = threading.Event()
-        # Batches handed out and not yet learned: at most all but the two that envs fill (one,
-        # and the next when their trajectories straddle), as one sampler blocks while the
-        # learner's queue is full; the envs wait meanwhile.
-        room = threading.Semaphore(outstanding)
-
-        def receive() -> None:
-            # Releases go straight to the sampler's columns, as the learner thread's do with
-            # one sampler; everything else waits for the loop between batches.
-            while not stopping.is_set():
-                try:
-                    command = commands.get(timeout=_POLL_S)
-                except queue.Empty:
-                    continue
-                if command[0] == "release":
-                    sampler.release(rings[command[1]][command[2]])
-                    room.release()
-                else:
-                    pending.put(command)
-                    if command[0] == "stop":
-                        return
-
-        threading.Thread(target=receive, daemon=True).start()
-        sampler.start(seed=seed)
-        while True:
-            while not pending.empty():
-                command = pending.get()
-                if command[0] == "stop":
-                    stopping.set()
-                    return
-                if command[0] == "opponent":
-                    sampler.set_opponent(command[1])
-                elif command[0] == "shaping":
-                    sampler.set_shaping(command[1], command[2])
-            if not room.acquire(timeout=_POLL_S):
-                beats += 1  # waiting for the learner is progress too
-                continue
-            if any(int(versions[p]) != local.version for p, local in enumerate(weights)):
-                with lock:
-                    for p, local in enumerate(weights):
-                        if int(versions[p]) != local.version:
-                            local.publish(published[p], int(versions[p]))
-            rollout = sampler.collect([local.version for local in weights])
-            fields = {
-                "episode_returns": rollout.episode_returns,
-                "episode_lengths": rollout.episode_lengths,
-                "episode_env_ids": rollout.episode_env_ids,
-                "env_steps": rollout.env_steps,
-                "episode_variables": rollout.episode_variables,
-                "dropped_steps": rollout.dropped_steps,
-                "policy": rollout.policy,
-                "episode_policies": rollout.episode_policies,
-                "episode_versions": rollout.episode_versions,
-                "episode_shaping": rollout.episode_shaping,
-                "policy_steps": rollout.policy_steps,
-            }
-            restarts = getattr(venv, "worker_restarts", 0)
-            results.put(
-                ("rollout", index, os.getpid(), index_of[id(rollout.buffer)], fields, restarts)
-            )
-    except BaseException:
-        with contextlib.suppress(Exception):
-            results.put(("error", index, traceback.format_exc()))
-    finally:
-        if venv is not None:
-            with contextlib.suppress(Exception):
-                venv.close()
