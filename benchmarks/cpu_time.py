@@ -11,7 +11,7 @@ import os
 import threading
 from collections import Counter
 
-from sf_envs.vector.procs import command_line_option, find_processes
+from sf_envs.lifecycle import command_line_option, find_processes
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -22,8 +22,8 @@ import time
 from training_speed import train_sample
 from vector_env import bench_raw
 
-from sf_train.config import resolve_device
-from sf_train.presets import sample_factory
+from sf_train.config.presets import sample_factory
+from sf_train.model.device import resolve_device
 
 
 def _workers(cores: int, samplers: int, num_envs: int) -> int:

@@ -1,19 +1,19 @@
-"""A fixed tournament played by local runner processes and by Ray actors, on this machine, in
+"""A fixed tournament played by local game processes and by Ray actors, on this machine, in
 the same run: Ray's overhead, and the driver's serial cost per game that bounds a cluster.
 
 The tournament: a round robin of ``random``, ``noop``, the map's bots and optionally a trained
 agent (``--checkpoint``) on duel_bots, ``--games`` games per pairing. Each round plays it once
-with local runners and once on a Ray instance started on this machine (started once, before the
+with local game processes and once on a Ray instance started on this machine (started once, before the
 first round; its start is reported apart), each into a fresh league; the ratio is Ray games/s
 over local games/s, from the first game handed out to the last one stored, and over the last
-three quarters of the games (runners started, matches open: the rate of a long tournament).
+three quarters of the games (game processes started, matches open: the rate of a long tournament).
 
 What is serial at the driver, per game: its CPU time (this process's, Ray's threads in it
 included) over the Ray tournament divided by its games, plus the wall time of the league write
 (one SQLite transaction per game, waiting on the disk; its CPU part is counted twice, so the
 bound is conservative). Games of any number of nodes pass through that one process, so
 ``1 / (serial seconds per game)`` is the most games/s any cluster can reach with one driver;
-the plan printed at the end is ``min(nodes x cores x games/s per runner, that bound)``.
+the plan printed at the end is ``min(nodes x cores x games/s per game process, that bound)``.
 
     python benchmarks/league_ray.py --games 4 --timelimit 0.25 --rounds 3
 """
@@ -31,10 +31,10 @@ from typing import Any
 
 from league_tournament import add_tournament_arguments, ladder_players, tournament_config
 
-from sf_league.players import parse_player
-from sf_league.ray_runners import ray_runners, ray_session
 from sf_league.store import LeagueStore
-from sf_league.tournament import TournamentConfig, run_tournament
+from sf_league.tournament.players import parse_player
+from sf_league.tournament.ray_games import ray_game_pool, ray_session
+from sf_league.tournament.schedule import TournamentConfig, run_tournament
 
 
 class Timed:
@@ -57,7 +57,7 @@ class Timed:
 
 
 def play(
-    config: TournamentConfig, texts: list[str], db: Path, runners: Callable[..., Any] | None
+    config: TournamentConfig, texts: list[str], db: Path, game_pool: Callable[..., Any] | None
 ) -> Timed:
     """Plays the tournament into a fresh league at ``db`` and times it."""
     players = [parse_player(t, config.map_name) for t in texts]
@@ -81,7 +81,7 @@ def play(
             players,
             store,
             lambda *_: timed.finished.append(time.perf_counter() - start),
-            runners,
+            game_pool,
         )
         timed.cpu_s = time.process_time() - cpu
     if result.failed:
@@ -108,8 +108,8 @@ def main() -> None:
         steady: dict[str, list[float]] = {"local": [], "ray": []}
         driver: list[Timed] = []
         for r in range(args.rounds):
-            for mode, runners in (("local", None), ("ray", ray_runners)):
-                timed = play(config, texts, out / f"{mode}.sqlite", runners)
+            for mode, game_pool in (("local", None), ("ray", ray_game_pool)):
+                timed = play(config, texts, out / f"{mode}.sqlite", game_pool)
                 rates[mode].append(timed.rate)
                 steady[mode].append(timed.steady_rate)
                 if mode == "ray":
@@ -130,18 +130,20 @@ def main() -> None:
     cpu_per_game = sum(t.cpu_s for t in driver) / games
     write_per_game = sum(t.write_s for t in driver) / games
     workers = args.workers or os.cpu_count() or 1  # both modes' default
-    per_runner = statistics.median(steady["ray"]) / workers
+    per_process = statistics.median(steady["ray"]) / workers
     bound = 1 / (cpu_per_game + write_per_game)
     print(
         f"serial at the driver per game: {cpu_per_game * 1e3:.1f} ms CPU + {write_per_game * 1e3:.1f}"
         f" ms league write -> at most {bound:,.0f} games/s with one driver"
     )
-    print(f"per runner: {per_runner:.3f} games/s of these games; plan for N nodes of C cores:")
+    print(
+        f"per game process: {per_process:.3f} games/s of these games; plan for N nodes of C cores:"
+    )
     for nodes, cores in ((1, workers), (4, 16), (16, 32), (64, 64)):
-        runners = nodes * cores
+        processes = nodes * cores
         print(
-            f"  {nodes:>3} x {cores:>2} cores: {min(runners * per_runner, bound):8.1f} games/s"
-            + ("  (driver-bound)" if runners * per_runner > bound else "")
+            f"  {nodes:>3} x {cores:>2} cores: {min(processes * per_process, bound):8.1f} games/s"
+            + ("  (driver-bound)" if processes * per_process > bound else "")
         )
 
 

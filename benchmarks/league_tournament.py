@@ -2,21 +2,21 @@
 
 Players: an optional trained agent (``--checkpoint``: an sf-train run folder or checkpoint
 file), the baselines ``random`` and ``noop``, and one bot per level of the map's ladder. They
-play a round robin of ``--games`` games per pairing in the league's parallel game runners (bot
+play a round robin of ``--games`` games per pairing in the league's parallel game processes (bot
 against bot with a spectating host); the script prints the tables, writes the PNG plot and the
 tournament's games/s.
 
 Throughput is then compared on identical games, measured in the same run: ``--compare`` games
-of ``random`` against the map's strongest bot, once through the league's runners and once in
+of ``random`` against the map's strongest bot, once through the league's game processes and once in
 a plain single-process loop over one ``MatchEnv`` (reset between games, so it pays no match
 start per game). The ratio is league games/s over loop games/s, from the tournament's start
-(runner processes start and open their matches: seconds) and over its last three quarters of
+(game processes start and open their matches: seconds) and over its last three quarters of
 games (the steady rate of a long tournament); league and loop alternate for ``--rounds`` rounds, and the median
 ratio is reported, since load from other processes varies over a run. One loop leaves cores
 idle while its Python thread and its engine hand each tic to each other (measured: each of 2
 loops in parallel ran 5.8-8.4 games/s where one alone ran 4.1-5.1), so the league can beat one
-loop by more than its number of runners; the last ratio, the league from start to end against
-as many loops as runners in parallel processes, is the cost of the league's machinery (process
+loop by more than its number of game processes; the last ratio, the league from start to end against
+as many loops as game processes in parallel processes, is the cost of the league's machinery (process
 start, scheduling, the store).
 
     python benchmarks/league_tournament.py --games 4 --timelimit 0.5 --out /tmp/league_bench
@@ -39,11 +39,11 @@ from rich.console import Console
 
 from sf_envs.match import MatchConfig, MatchEnv, MatchError, bot_ladder
 from sf_league.cli import print_standings
-from sf_league.players import parse_player
-from sf_league.plot import plot_ratings
-from sf_league.standings import compute_standings
+from sf_league.ratings.plot import plot_ratings
+from sf_league.ratings.standings import compute_standings
 from sf_league.store import LeagueStore
-from sf_league.tournament import TournamentConfig, run_tournament
+from sf_league.tournament.players import parse_player
+from sf_league.tournament.schedule import TournamentConfig, run_tournament
 
 
 def league_run(
@@ -72,7 +72,7 @@ def league_run(
 def loop_run(config: TournamentConfig, games: int) -> tuple[float, int, int]:
     """``games`` games of random against the strongest bot in one MatchEnv in this process.
 
-    A game whose engine crashes is replayed on a new match, as the league's runners do.
+    A game whose engine crashes is replayed on a new match, as the league's game processes do.
 
     Returns:
         Wall seconds (from the first reset; the first match start is not timed), agent steps
@@ -135,12 +135,12 @@ def parallel_loops(config: TournamentConfig, games: int, workers: int) -> float:
 
 
 def add_tournament_arguments(parser: argparse.ArgumentParser, timelimit: float) -> None:
-    """The flags of a benchmark tournament: players, map, games, game length, runners."""
+    """The flags of a benchmark tournament: players, map, games, game length, game processes."""
     parser.add_argument("--checkpoint", help="an sf-train run folder or checkpoint to include")
     parser.add_argument("--map", default="multi_duel", help="map of the duels")
     parser.add_argument("--games", type=int, default=4, help="games per pairing")
     parser.add_argument("--timelimit", type=float, default=timelimit, help="minutes per game")
-    parser.add_argument("--workers", type=int, help="game runners (default: CPU cores)")
+    parser.add_argument("--workers", type=int, help="game processes (default: CPU cores)")
 
 
 def tournament_config(args: argparse.Namespace) -> TournamentConfig:
@@ -197,13 +197,13 @@ def main() -> None:
         f"tournament: {games} games in {seconds:.1f} s = {games / seconds:.2f} games/s "
         f"({steps / seconds:,.0f} agent steps/s, {games * args.timelimit * 60 / seconds:.1f} "
         f"s of game time per wall second); the first game finished after {finished[0]:.1f} s "
-        f"(runner start-up and first match start); {replayed} replays after failed attempts"
+        f"(game process start-up and first match start); {replayed} replays after failed attempts"
     )
     top = f"bot:{ladder[-1]}"
     same = dataclasses.replace(config, games=args.compare)
     console.print(
         f"throughput, random vs {top}: {args.rounds} rounds of {args.compare} games of "
-        f"{args.timelimit:g} min, league ({same.workers or os.cpu_count()} runners) then one "
+        f"{args.timelimit:g} min, league ({same.workers or os.cpu_count()} game processes) then one "
         "MatchEnv loop in this process"
     )
     workers = same.workers or os.cpu_count() or 1
@@ -220,7 +220,7 @@ def main() -> None:
         loop_s, loop_steps, crashes = loop_run(same, args.compare)
         loop_rate = args.compare / loop_s
         overall = args.compare / finished[-1]
-        # The last three quarters: runners started and their matches open, as in a long league.
+        # The last three quarters: game processes started and their matches open, as in a long league.
         k = args.compare // 4
         steady = (args.compare - k) / (finished[-1] - finished[k - 1])
         ratios["start to end"].append(overall / loop_rate)

@@ -58,15 +58,15 @@ import free_game  # noqa: E402
 from training_speed import TrainingSample, train_sample  # noqa: E402
 
 from sf_envs.vector.async_env import DoomAsyncVectorEnv  # noqa: E402
-from sf_train.acting import PolicyRunner  # noqa: E402
-from sf_train.columns import Columns  # noqa: E402
-from sf_train.config import AlgoConfig, EnvConfig, ModelConfig  # noqa: E402
-from sf_train.learner import Learner  # noqa: E402
-from sf_train.members import SharedWeights  # noqa: E402
-from sf_train.reporting import Reporting  # noqa: E402
-from sf_train.sampler import Sampler  # noqa: E402
-from sf_train.stacked import StackedRunner  # noqa: E402
-from sf_train.trainer import Trainer  # noqa: E402
+from sf_train.algo.learner import Learner  # noqa: E402
+from sf_train.config.schema import AlgoConfig, EnvConfig, ModelConfig  # noqa: E402
+from sf_train.run.members import SharedWeights  # noqa: E402
+from sf_train.run.reporting import Reporting  # noqa: E402
+from sf_train.run.trainer import Trainer  # noqa: E402
+from sf_train.sampling.acting import PolicyRunner  # noqa: E402
+from sf_train.sampling.columns import Columns  # noqa: E402
+from sf_train.sampling.sampler import Sampler  # noqa: E402
+from sf_train.sampling.stacked import StackedRunner  # noqa: E402
 
 #: Where each timed method's own time goes (nested timed calls are charged to themselves).
 TIMED: dict[str, list[tuple[type, str]]] = {

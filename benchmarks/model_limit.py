@@ -23,10 +23,10 @@ from dataclasses import replace
 import torch
 from gymnasium import spaces
 
-from sf_train.buffer import TrajectoryBuffer
-from sf_train.learner import Learner
-from sf_train.model import ActorCritic
-from sf_train.presets import PRESETS
+from sf_train.algo.learner import Learner
+from sf_train.config.presets import PRESETS
+from sf_train.model.network import ActorCritic
+from sf_train.sampling.buffer import TrajectoryBuffer
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import argparse
 
 from training_speed import print_ratios, train_rate
 
-from sf_train.config import AlgoConfig, EnvConfig
+from sf_train.config.schema import AlgoConfig, EnvConfig
 
 
 def main() -> None:

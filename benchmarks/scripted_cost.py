@@ -32,11 +32,11 @@ import vizdoom
 from cpu_time import is_engine, process_cpu
 from matches import single_process
 
+from sf_envs.lifecycle import find_processes
 from sf_envs.match import MatchConfig
 from sf_envs.match.maps import get_map
 from sf_envs.match.player import ScriptedMatchPlayer, scripted_view
 from sf_envs.match.scripted import scripted_ladder
-from sf_envs.vector.procs import find_processes
 
 
 class DecisionClock:

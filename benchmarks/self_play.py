@@ -32,7 +32,7 @@ from baseline import checkout, measure_in
 from matches import SPIN_MODES, spin_mode
 from training_speed import CPU_PARTS, TrainingSample, print_ratios, train_sample
 
-from sf_train.config import EnvConfig
+from sf_train.config.schema import EnvConfig
 
 
 def main() -> None:
@@ -70,7 +70,7 @@ def against_baseline(args: argparse.Namespace, env: EnvConfig, tree: Path) -> No
     setup = (
         f"import sys; sys.path.append({here!r})\n"  # after the baseline's own paths
         "from training_speed import train_rate\n"
-        "from sf_train.config import EnvConfig\n"
+        "from sf_train.config.schema import EnvConfig\n"
         f"env = EnvConfig(env={env.env!r}, num_envs={env.num_envs}, batch_size={env.batch_size})"
     )
     expression = f"train_rate(env, {args.seconds}, {args.warmup})"

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sf_train.config import AlgoConfig, Config, RunConfig
-from sf_train.trainer import Progress, Trainer
+from sf_train.config.schema import AlgoConfig, Config, RunConfig
+from sf_train.run.trainer import Progress, Trainer
 
 TARGET = 75.0
 EVAL_EVERY = 50_000

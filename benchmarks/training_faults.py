@@ -24,9 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sf_train.config import Config, EnvConfig, RunConfig
+from sf_train.config.schema import Config, EnvConfig, RunConfig
 from sf_train.evaluate import evaluate
-from sf_train.trainer import Trainer, TrainResult
+from sf_train.run.trainer import Trainer, TrainResult
 
 RESTART_WINDOW_S = 300.0
 """The sf-envs engine's window for its restart budget (``EngineSettings.restart_window_s``)."""

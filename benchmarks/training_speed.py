@@ -17,9 +17,9 @@ from typing import Any
 
 from cpu_time import children_cpu, thread_cpu
 
-from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
-from sf_train.model import ActorCritic
-from sf_train.trainer import Progress, Trainer
+from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
+from sf_train.model.network import ActorCritic
+from sf_train.run.trainer import Progress, Trainer
 
 
 @dataclass

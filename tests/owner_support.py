@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from sf_envs.vector.procs import interruptible
+from sf_envs.lifecycle import interruptible
 
 __all__ = ["descendants", "end_owner", "running"]
 

@@ -18,9 +18,9 @@ Five contenders train each scenario for the same wall-clock budget with 8 envs o
      stopped, like b and d, at a constant rate as Sample Factory does by default.
      ``--c-frames`` sets the budget.
   d. b with ``--precision bfloat16``: the same model and settings, its products in bfloat16
-     (the sampler's weights, and the learner under autocast; see ``sf_train.config``).
+     (the sampler's weights, and the learner under autocast; see ``sf_train.config.schema``).
   e. b with ``--precision int8``: the same model and settings, learning in float32 and acting
-     with the FC layer and GRU quantized to int8 (``sf_train.int8``).
+     with the FC layer and GRU quantized to int8 (``sf_train.model.int8``).
 
 The sf-train contenders step half their envs per recv (``--batch-size 4``, as Sample Factory's
 ``worker_num_splits=2`` does), checkpoint by time only and skip their in-training evaluation

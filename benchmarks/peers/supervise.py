@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sf_envs.vector.procs import interruptible
+from sf_envs.lifecycle import interruptible
 
 __all__ = ["Supervision", "run_for"]
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from sf_envs.lifecycle import find_processes
 from sf_envs.vector import DoomAsyncVectorEnv, DoomVectorEnv, VectorEnvError
 from sf_envs.vector import engine as engine_module
 from sf_envs.vector.buffers import SHM_PREFIX
-from sf_envs.vector.procs import find_processes
 from sf_envs.vector.units import DoomUnit, DoomUnitFactory
 
 FAST = {"obs_size": (64, 36), "frame_skip": 4}

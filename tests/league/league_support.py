@@ -104,9 +104,9 @@ def make_checkpoint(run_dir: Path, num_actions: int, obs_size: tuple[int, int] =
     import torch
     from gymnasium import spaces
 
-    from sf_train.checkpoint import Checkpoints
-    from sf_train.config import Config, EnvConfig, save_config
-    from sf_train.model import ActorCritic
+    from sf_train.config.schema import Config, EnvConfig, save_config
+    from sf_train.model.network import ActorCritic
+    from sf_train.run.checkpoint import Checkpoints
 
     torch.manual_seed(0)
     cfg = Config(env=EnvConfig(obs_size=obs_size, grayscale=True, frame_skip=4))
@@ -123,7 +123,7 @@ def make_checkpoint(run_dir: Path, num_actions: int, obs_size: tuple[int, int] =
 
 def tiny_population(run_dir: Path, frames: int = 4000) -> Any:
     """A population of 2 tiny members on 4 duel envs of 3-second matches (sf-train config)."""
-    from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
+    from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
 
     return Config(
         env=EnvConfig(

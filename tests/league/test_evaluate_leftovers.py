@@ -7,16 +7,14 @@ from pathlib import Path
 
 from owner_support import end_owner
 
-# The runners' own scratch folders (sf_league_runner_*) are fixed in sf_league's runner, apart
+# The game processes' own scratch folders (sf_league_game_*) are fixed in sf_league's game process, apart
 # from this test; everything the engines leave is checked here.
-_RUNNER_FOLDERS = ("sf_league_runner_",)
+_GAME_FOLDERS = ("sf_league_game_",)
 _TOURNAMENT = ["--players", "bot:2", "noop", "random", "--games", "40", "--timelimit", "0.5"]
 
 
 def test_a_terminated_tournament_leaves_nothing_behind(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "sf_league.cli", "evaluate", *_TOURNAMENT]
     db = str(tmp_path / "league.sqlite")
-    left = end_owner(
-        [*command, "--db", db], tmp_path, "sigterm", 1, ignored_prefixes=_RUNNER_FOLDERS
-    )
+    left = end_owner([*command, "--db", db], tmp_path, "sigterm", 1, ignored_prefixes=_GAME_FOLDERS)
     assert not left, f"left behind after SIGTERM of sf-league evaluate: {left}"

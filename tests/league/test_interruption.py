@@ -31,7 +31,7 @@ ARGS = (
 
 def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path, monkeypatch, capsys) -> None:
     db = tmp_path / "league.sqlite"
-    scratch_root = tmp_path / "tmp"  # the runners' scratch folders, apart from other tests'
+    scratch_root = tmp_path / "tmp"  # the game processes' scratch folders, apart from other tests'
     scratch_root.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch_root))
     proc = subprocess.Popen(
@@ -43,26 +43,26 @@ def test_sigkill_mid_tournament_then_rerun_completes(tmp_path: Path, monkeypatch
         deadline = time.monotonic() + 120
         while stored_games(db) < 3 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        runners = children_of(proc.pid)
+        processes = children_of(proc.pid)
         assert proc.poll() is None, "the tournament finished before it could be interrupted"
     finally:
         proc.kill()
         proc.wait()
     kept = stored_games(db)
     assert 3 <= kept < 12
-    # The runners notice their parent is gone and exit (killing their engines first).
+    # The game processes notice their parent is gone and exit (killing their engines first).
     deadline = time.monotonic() + 30
-    while any(os.path.exists(f"/proc/{pid}") for pid in runners) and time.monotonic() < deadline:
+    while any(os.path.exists(f"/proc/{pid}") for pid in processes) and time.monotonic() < deadline:
         time.sleep(0.2)
     alive = []
-    for pid in runners:
+    for pid in processes:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 if f.read().rsplit(")", 1)[1].split()[0] != "Z":
                     alive.append(pid)
         except OSError:
             continue
-    assert not alive, f"runner processes {alive} outlived the killed tournament"
+    assert not alive, f"game processes {alive} outlived the killed tournament"
     assert [p.name for p in scratch_root.iterdir()] == []  # their scratch folders went with them
     # The rerun in this process: the same main(), without the start-up of another Python.
     assert main(["evaluate", *ARGS, "--db", str(db), "--json"]) == 0

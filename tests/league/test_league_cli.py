@@ -13,8 +13,8 @@ from league_support import make_checkpoint, sf_league, train_tiny
 
 from sf_envs.match import bot_ladder
 from sf_league.cli import main
-from sf_league.players import parse_player
 from sf_league.store import GameRecord, LeagueStore, Seat
+from sf_league.tournament.players import parse_player
 
 GAME = ("--timelimit", "0.25", "--bootstrap", "200")
 LADDER = sorted(bot_ladder("multi_duel"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sf_league.pbt import (
+from sf_league.population.pbt import (
     BOUNDS,
     SHAPING_RANGE,
     PBTConfig,

@@ -11,10 +11,10 @@ import torch
 from league_support import sf_league, tiny_population, tiny_population_flags
 
 from sf_league.cli import main
-from sf_league.gauntlets import GauntletConfig
-from sf_league.pbt import PBTConfig
-from sf_league.population import TRAINING, PopulationConfig, PopulationTrainer, member_name
-from sf_league.population_file import saved_settings
+from sf_league.population.gauntlets import GauntletConfig
+from sf_league.population.pbt import PBTConfig
+from sf_league.population.run_file import saved_settings
+from sf_league.population.training import TRAINING, PopulationConfig, PopulationTrainer, member_name
 from sf_league.store import LeagueStore
 
 
@@ -22,10 +22,10 @@ def test_training_matches_are_league_games_and_pbt_copies_exactly(
     tmp_path: Path, monkeypatch
 ) -> None:
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
-    # Gauntlets are tournaments of their own (runner processes, seconds each): recorded here.
+    # Gauntlets are tournaments of their own (game processes, seconds each): recorded here.
     played: list[tuple[dict[str, Path], GauntletConfig]] = []
     monkeypatch.setattr(
-        "sf_league.population.play_gauntlet",
+        "sf_league.population.training.play_gauntlet",
         lambda cfg, checkpoints, *_: played.append((dict(checkpoints), cfg)),
     )
     gauntlet = GauntletConfig(every=3000, players=("noop",), games=1)

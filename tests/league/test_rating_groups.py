@@ -10,8 +10,8 @@ from pathlib import Path
 from league_support import duel_settings
 
 from sf_league.cli import main
-from sf_league.players import parse_player
 from sf_league.store import GameRecord, LeagueStore, PlayerRecord, Seat
+from sf_league.tournament.players import parse_player
 
 
 def won_by(winner: str, loser: str, key: str, frame_skip: int) -> GameRecord:
@@ -62,7 +62,7 @@ def test_ratings_and_plot_rate_each_frame_skip_apart(tmp_path: Path, capsys) -> 
 def test_evaluate_rates_only_the_games_of_its_own_settings(tmp_path: Path, capsys) -> None:
     db = tmp_path / "league.sqlite"
     league_of_two_frame_skips(db)
-    # In this process and one runner: the 2 short games are cheap, the start-ups are not.
+    # In this process and one game process: the 2 short games are cheap, the start-ups are not.
     args = ["--players", "noop", "random", "--games", "2", "--timelimit", "0.1"]
     args += ["--frame-skip", "3", "--workers", "1", "--bootstrap", "20", "--json"]
     assert main(["evaluate", *args, "--db", str(db)]) == 0

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from sf_league.ratings import (
+from sf_league.ratings.elo import (
     FitSettings,
     PairResults,
     elo_win_probability,

@@ -1,7 +1,7 @@
 """sf-league on a real multi-node Ray cluster on this machine (Ray's own test cluster: a head
 node without CPUs and worker nodes of one CPU each, each its own raylet). Tournaments: every
 game is stored once whichever node played it, a node killed mid-tournament costs only its games
-in flight (played again elsewhere), and nothing of a runner outlives it. Populations: two
+in flight (played again elsewhere), and nothing of a game process outlives it. Populations: two
 shards on two nodes meet through snapshot opponents and PBT copies a member across them."""
 
 from __future__ import annotations
@@ -28,40 +28,40 @@ ray = pytest.importorskip(
 
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from sf_league.pbt import PBTConfig  # noqa: E402
-from sf_league.players import parse_player  # noqa: E402
-from sf_league.population import (  # noqa: E402
+from sf_league.population.pbt import PBTConfig  # noqa: E402
+from sf_league.population.shards import ShardConfig, ShardedTrainer  # noqa: E402
+from sf_league.population.training import (  # noqa: E402
     TRAINING,
     PopulationConfig,
     PopulationTrainer,
     member_name,
 )
-from sf_league.ray_runners import RayRunnerPool, ray_runners  # noqa: E402
-from sf_league.shards import ShardConfig, ShardedTrainer  # noqa: E402
 from sf_league.store import GameRecord, LeagueStore  # noqa: E402
-from sf_league.tournament import TournamentConfig, run_tournament  # noqa: E402
-from sf_train.checkpoint import load_checkpoint  # noqa: E402
-from sf_train.run_folder import checkpoints_of, load_run_config  # noqa: E402
+from sf_league.tournament.players import parse_player  # noqa: E402
+from sf_league.tournament.ray_games import RayGamePool, ray_game_pool  # noqa: E402
+from sf_league.tournament.schedule import TournamentConfig, run_tournament  # noqa: E402
+from sf_train.run.checkpoint import load_checkpoint  # noqa: E402
+from sf_train.run.folder import checkpoints_of, load_run_config  # noqa: E402
 
 
 class Nodes:
-    """The test cluster, and the folder its runners make their scratch folders in."""
+    """The test cluster, and the folder its game processes make their scratch folders in."""
 
-    def __init__(self, cluster: Cluster, runner_tmp: Path) -> None:
+    def __init__(self, cluster: Cluster, game_tmp: Path) -> None:
         self.cluster = cluster
-        self.runner_tmp = runner_tmp
+        self.game_tmp = game_tmp
         self.workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
         cluster.wait_for_nodes()
 
     def leftovers(self) -> list[str]:
-        """Runner scratch folders and ViZDoom shared memory that still exist."""
-        folders = [p.name for p in self.runner_tmp.iterdir() if p.name.startswith("sf_league_")]
+        """Game process scratch folders and ViZDoom shared memory that still exist."""
+        folders = [p.name for p in self.game_tmp.iterdir() if p.name.startswith("sf_league_")]
         return folders + [name for name in os.listdir("/dev/shm") if name.startswith("ViZDoom")]
 
 
 @pytest.fixture(scope="module")
 def nodes() -> Iterator[Nodes]:
-    # Ray's files (TMPDIR/ray) and the runners' scratch folders: a private folder with a short
+    # Ray's files (TMPDIR/ray) and the game processes' scratch folders: a private folder with a short
     # name, since Ray's socket paths live under it (a Unix socket path has at most 107 bytes).
     temp = Path(tempfile.mkdtemp(prefix="sfr"))
     previous = os.environ.get("TMPDIR")
@@ -85,19 +85,19 @@ def nodes() -> Iterator[Nodes]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def recorded(pools: list[RayRunnerPool]) -> Callable[[int | None, int], RayRunnerPool]:
-    """:func:`ray_runners` that keeps the pool it made in ``pools``."""
+def recorded(pools: list[RayGamePool]) -> Callable[[int | None, int], RayGamePool]:
+    """:func:`ray_game_pool` that keeps the pool it made in ``pools``."""
 
-    def make(workers: int | None, games: int) -> RayRunnerPool:
-        pools.append(ray_runners(workers, games))
+    def make(workers: int | None, games: int) -> RayGamePool:
+        pools.append(ray_game_pool(workers, games))
         return pools[-1]
 
     return make
 
 
 def wait_until_gone(nodes: Nodes) -> None:
-    """Waits for every runner's scratch folder and engine memory to go (the watchdog of a
-    killed runner needs a moment)."""
+    """Waits for every game process's scratch folder and engine memory to go (the watchdog of a
+    killed game process needs a moment)."""
     deadline = time.monotonic() + 60
     while nodes.leftovers() and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -110,7 +110,7 @@ def test_a_tournament_over_two_nodes_stores_every_game_once(nodes: Nodes, tmp_pa
     players = [
         parse_player(t, config.map_name) for t in ("noop", "random", "bot:1", str(tmp_path / "run"))
     ]
-    pools: list[RayRunnerPool] = []
+    pools: list[RayGamePool] = []
     stored: collections.Counter[str] = collections.Counter()
 
     def on_game(record: GameRecord | None, done: int, total: int) -> None:
@@ -123,7 +123,7 @@ def test_a_tournament_over_two_nodes_stores_every_game_once(nodes: Nodes, tmp_pa
         with pytest.raises(KeyboardInterrupt):
             run_tournament(config, players, store, on_game, recorded(pools))
         assert store.count_games() == 2
-        wait_until_gone(nodes)  # the interrupted runners closed or were killed
+        wait_until_gone(nodes)  # the interrupted game processes closed or were killed
         result = run_tournament(config, players, store, on_game, recorded(pools))
         assert (result.planned, result.already_stored, result.played) == (6, 2, 4)
         assert result.failed == []
@@ -137,7 +137,7 @@ def test_a_tournament_over_two_nodes_stores_every_game_once(nodes: Nodes, tmp_pa
         ray_keys, ray_players = store.game_keys(), store.players()
     wait_until_gone(nodes)
 
-    # The same tournament with local runners writes the same league: games, players, settings.
+    # The same tournament with local game processes writes the same league: games, players, settings.
     with LeagueStore(tmp_path / "local.sqlite") as store:
         run_tournament(config, players, store)
         assert store.game_keys() == ray_keys
@@ -151,13 +151,13 @@ def test_a_node_killed_mid_tournament_loses_nothing(
     nodes.cluster.wait_for_nodes()
     config = TournamentConfig(scenario="duel_bots", games=3, timelimit=0.1)
     players = [parse_player(t, config.map_name) for t in ("noop", "random", "bot:1")]
-    pools: list[RayRunnerPool] = []
+    pools: list[RayGamePool] = []
     stored: collections.Counter[str] = collections.Counter()
     killed = threading.Event()
     finished = threading.Event()
 
     def kill_when_it_plays() -> None:
-        # The moment a game is handed to the node's runner: that game is surely in flight.
+        # The moment a game is handed to the node's game process: that game is surely in flight.
         while not finished.is_set():
             if pools and pools[0].playing_per_node()[victim.node_id]:
                 nodes.cluster.remove_node(victim)  # its raylet and every process on it, at once
@@ -183,8 +183,8 @@ def test_a_node_killed_mid_tournament_loses_nothing(
         finished.set()
         killer.join()
     assert "the Ray actor playing it died" in caplog.text
-    # The killed runner's watchdog removed its scratch folder, engines and shared memory (even
-    # of an engine it was starting); the other runners closed theirs.
+    # The killed game process's watchdog removed its scratch folder, engines and shared memory (even
+    # of an engine it was starting); the other game processes closed theirs.
     wait_until_gone(nodes)
 
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 from league_support import tiny_population
 
-from sf_league.population import TRAINING, PopulationConfig, PopulationTrainer, member_name
-from sf_league.snapshots import SnapshotConfig, SnapshotPairing, Snapshots, pfsp_weights
+from sf_league.population.frozen import SnapshotConfig, SnapshotPairing, Snapshots, pfsp_weights
+from sf_league.population.training import TRAINING, PopulationConfig, PopulationTrainer, member_name
 from sf_league.store import LeagueStore
 
 

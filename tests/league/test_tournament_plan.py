@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sf_envs.match import bot_ladder
-from sf_league.players import PlayerError, parse_player
-from sf_league.tournament import BOT_GAME, TournamentConfig, TournamentError, plan_games
+from sf_league.tournament.players import PlayerError, parse_player
+from sf_league.tournament.schedule import BOT_GAME, TournamentConfig, TournamentError, plan_games
 
 # Bot names given explicitly, so two bots exist whatever the size of the map's ladder.
 TOP = max(bot_ladder("multi_duel"))

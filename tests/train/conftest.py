@@ -10,7 +10,7 @@ import pytest
 import torch
 from toy_env import TOY_ENV
 
-from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
+from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
 
 TOY_FLAGS = [
     "--env",

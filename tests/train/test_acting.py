@@ -8,9 +8,9 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from sf_train.acting import PolicyRunner, stack_obs
-from sf_train.config import ModelConfig
-from sf_train.model import ActorCritic
+from sf_train.config.schema import ModelConfig
+from sf_train.model.network import ActorCritic
+from sf_train.sampling.acting import PolicyRunner, stack_obs
 
 TINY = ModelConfig(
     conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16, rnn=True, rnn_size=8

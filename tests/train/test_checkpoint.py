@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sf_train import checkpoint
-from sf_train.checkpoint import BEST, CheckpointError, Checkpoints, load_checkpoint
+from sf_train.run import checkpoint
+from sf_train.run.checkpoint import BEST, CheckpointError, Checkpoints, load_checkpoint
 
 
 def state(value: float) -> dict:

@@ -5,7 +5,7 @@ import torch
 from gymnasium import spaces
 from torch.distributions import Categorical
 
-from sf_train.distributions import ActionDistribution
+from sf_train.model.distributions import ActionDistribution
 
 SPACES = {
     "discrete": spaces.Discrete(5),

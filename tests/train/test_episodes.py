@@ -8,9 +8,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sf_train.episodes import EpisodeWindow
 from sf_train.evaluate import evaluate
-from sf_train.trainer import Trainer
+from sf_train.run.episodes import EpisodeWindow
+from sf_train.run.trainer import Trainer
 
 
 def test_each_env_weighs_the_same_whatever_its_episode_lengths():

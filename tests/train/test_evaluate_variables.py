@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from sf_train import evaluate
-from sf_train.model import ActorCritic
+from sf_train.model.network import ActorCritic
 
 
 def test_each_episode_keeps_its_own_final_variables(toy_config):

@@ -10,8 +10,8 @@ from test_sampler import TINY, assert_aligned_and_replayable
 from toy_env import ToyVecEnv
 
 from sf_train import evaluate
-from sf_train.model import ActorCritic
-from sf_train.sampler import Sampler
+from sf_train.model.network import ActorCritic
+from sf_train.sampling.sampler import Sampler
 
 EPISODE = 16
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from sf_train.gru import unroll
+from sf_train.model.gru import unroll
 
 T, B, F, H = 6, 3, 10, 7
 

@@ -9,10 +9,10 @@ import torch
 from test_model import ACTIONS, DICT, SCREEN, make_obs
 from torch import nn
 
-from sf_train.config import AlgoConfig, Config, ConfigError, EnvConfig, ModelConfig, validate
-from sf_train.int8 import Int8Layers, check_int8_support
-from sf_train.members import SharedWeights
-from sf_train.model import ActorCritic
+from sf_train.config.schema import AlgoConfig, Config, ConfigError, EnvConfig, ModelConfig, validate
+from sf_train.model.int8 import Int8Layers, check_int8_support
+from sf_train.model.network import ActorCritic
+from sf_train.run.members import SharedWeights
 
 SMALL = ModelConfig(conv_channels=(8, 16), fc_size=64, rnn=True, rnn_size=32, measurements_size=8)
 

@@ -5,10 +5,10 @@ import pytest
 import torch
 from toy_env import ToyVecEnv
 
-from sf_train.config import AlgoConfig, ModelConfig
-from sf_train.learner import LR_MAX, LR_MIN, Learner, adapt_learning_rate, learning_rate
-from sf_train.model import ActorCritic
-from sf_train.sampler import Sampler
+from sf_train.algo.learner import LR_MAX, LR_MIN, Learner, adapt_learning_rate, learning_rate
+from sf_train.config.schema import AlgoConfig, ModelConfig
+from sf_train.model.network import ActorCritic
+from sf_train.sampling.sampler import Sampler
 
 TINY = ModelConfig(
     conv_channels=(8,), conv_kernels=(4,), conv_strides=(2,), fc_size=32, rnn=True, rnn_size=16

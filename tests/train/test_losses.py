@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from sf_train.losses import (
+from sf_train.algo.losses import (
     entropy_bonus,
     masked_mean,
     normalize_advantages,

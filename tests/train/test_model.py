@@ -5,9 +5,9 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from sf_train.config import ModelConfig
-from sf_train.model import ActorCritic
-from sf_train.normalize import RunningMeanStd
+from sf_train.config.schema import ModelConfig
+from sf_train.model.network import ActorCritic
+from sf_train.model.normalize import RunningMeanStd
 
 SCREEN = spaces.Box(0, 255, (1, 36, 64), dtype=np.uint8)
 DICT = spaces.Dict(

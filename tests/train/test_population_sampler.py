@@ -10,8 +10,8 @@ import torch
 from test_sampler import TINY, _ActionRecordingToyVecEnv, assert_aligned_and_replayable
 from toy_env import ToyVecEnv
 
-from sf_train.model import ActorCritic
-from sf_train.sampler import Sampler
+from sf_train.model.network import ActorCritic
+from sf_train.sampling.sampler import Sampler
 
 CPU = torch.device("cpu")
 

@@ -10,10 +10,10 @@ import pytest
 import torch
 from test_trainer import scalars
 
-from sf_train.checkpoint import load_checkpoint
-from sf_train.config import ConfigError
-from sf_train.run_folder import checkpoints_of, load_run_config
-from sf_train.trainer import Trainer, train
+from sf_train.config.schema import ConfigError
+from sf_train.run.checkpoint import load_checkpoint
+from sf_train.run.folder import checkpoints_of, load_run_config
+from sf_train.run.trainer import Trainer, train
 
 
 def population(toy_config, count: int = 2, frames: int = 2048, **run):

@@ -5,9 +5,9 @@ import pytest
 import torch
 from toy_env import ToyVecEnv
 
-from sf_train.config import ModelConfig
-from sf_train.model import ActorCritic
-from sf_train.sampler import Sampler
+from sf_train.config.schema import ModelConfig
+from sf_train.model.network import ActorCritic
+from sf_train.sampling.sampler import Sampler
 
 TINY = ModelConfig(
     conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16, rnn=True, rnn_size=8
@@ -136,7 +136,7 @@ def test_bootstrapping_a_time_limit_needs_the_final_observation():
 
 def test_a_doom_match_cut_by_its_time_limit_is_bootstrapped():
     """The real engine end to end: a 0.05-minute DuelBots match is truncated after 26 steps."""
-    from sf_train.config import EnvConfig
+    from sf_train.config.schema import EnvConfig
     from sf_train.envs import make_env
 
     cfg = EnvConfig(

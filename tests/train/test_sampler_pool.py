@@ -14,9 +14,9 @@ import pytest
 from owner_support import descendants, running
 from test_training_faults import _config as faults_config
 
-from sf_train.config import AlgoConfig, Config, ConfigError, EnvConfig, RunConfig
-from sf_train.sampler_pool import SamplerPool, resolve_num_samplers, split_problems
-from sf_train.trainer import Progress, Trainer
+from sf_train.config.schema import AlgoConfig, Config, ConfigError, EnvConfig, RunConfig
+from sf_train.run.trainer import Progress, Trainer
+from sf_train.sampling.pool import SamplerPool, resolve_num_samplers, split_problems
 
 
 def _doom_config(run_dir: Path, frames: int) -> Config:

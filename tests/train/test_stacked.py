@@ -8,10 +8,10 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from sf_train.acting import PolicyRunner
-from sf_train.config import ModelConfig
-from sf_train.model import ActorCritic
-from sf_train.stacked import StackedRunner
+from sf_train.config.schema import ModelConfig
+from sf_train.model.network import ActorCritic
+from sf_train.sampling.acting import PolicyRunner
+from sf_train.sampling.stacked import StackedRunner
 
 SCREEN = spaces.Box(0, 255, (2, 24, 32), np.uint8)
 WITH_MEASUREMENTS = spaces.Dict(

@@ -8,7 +8,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from toy_env import TOY_ENV
 
 from sf_train.cli import main
-from sf_train.run_folder import load_run_config
+from sf_train.run.folder import load_run_config
 
 
 def test_train_eval_enjoy_on_the_toy_env(tmp_path, toy_flags, capsys):
@@ -88,7 +88,7 @@ def test_a_bug_keeps_its_traceback(tmp_path, toy_flags, monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("an internal invariant broke")
 
-    monkeypatch.setattr("sf_train.trainer.train", broken)
+    monkeypatch.setattr("sf_train.run.trainer.train", broken)
     with pytest.raises(ValueError, match="an internal invariant broke"):
         main(["train", *toy_flags, "--run-dir", str(tmp_path / "run"), "--frames", "16"])
 

@@ -8,7 +8,9 @@ import math
 import pytest
 import torch
 
-from sf_train.config import (
+from sf_train.config.arguments import add_config_arguments, config_from_args, field_docs
+from sf_train.config.presets import sample_factory
+from sf_train.config.schema import (
     AlgoConfig,
     Config,
     ConfigError,
@@ -17,13 +19,11 @@ from sf_train.config import (
     RunConfig,
     config_from_dict,
     load_config,
-    resolve_device,
     save_config,
     validate,
 )
-from sf_train.config_cli import add_config_arguments, config_from_args, field_docs
 from sf_train.envs import make_env
-from sf_train.presets import sample_factory
+from sf_train.model.device import resolve_device
 
 
 def test_defaults_are_valid():

@@ -7,15 +7,15 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from sf_train.checkpoint import CheckpointError, load_checkpoint
-from sf_train.config import AlgoConfig, config_to_dict, save_config
-from sf_train.run_folder import (
+from sf_train.config.schema import AlgoConfig, config_to_dict, save_config
+from sf_train.run.checkpoint import CheckpointError, load_checkpoint
+from sf_train.run.folder import (
     RunFolderError,
     checkpoints_of,
     load_run_config,
     prepare_run_folder,
 )
-from sf_train.trainer import Progress, Trainer, train
+from sf_train.run.trainer import Progress, Trainer, train
 
 
 def scalars(run_dir) -> dict[str, list[float]]:
@@ -221,7 +221,7 @@ def test_checkpoints_on_a_wall_clock_grid(toy_config, tmp_path, monkeypatch):
     """run.checkpoint_seconds adds checkpoints by wall time: a clock that advances one second
     per call makes every batch due."""
     clock = iter(range(10**6))
-    monkeypatch.setattr("sf_train.trainer.time.perf_counter", lambda: float(next(clock)))
+    monkeypatch.setattr("sf_train.run.trainer.time.perf_counter", lambda: float(next(clock)))
     cfg = toy_config(frames=256, checkpoint_seconds=0.5, keep_checkpoints=100, eval_episodes=0)
     train(cfg)
     assert len(checkpoints_of(tmp_path / "run").all()) >= 256 // (4 * 8)

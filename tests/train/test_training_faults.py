@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from sf_envs.vector.procs import command_line_option, find_processes
-from sf_train.config import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
-from sf_train.trainer import Progress, Trainer, TrainResult
+from sf_envs.lifecycle import command_line_option, find_processes
+from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
+from sf_train.run.trainer import Progress, Trainer, TrainResult
 
 FAULT_AT = 2_000
 """Frames trained before the fault is injected."""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from sf_train.vtrace import vtrace
+from sf_train.algo.vtrace import vtrace
 
 
 def reference_vtrace(log_rhos, discounts, rewards, values, bootstrap, rho_bar, c_bar):

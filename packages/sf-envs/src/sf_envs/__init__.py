@@ -1,6 +1,18 @@
 """sf_envs: fast single- and multi-agent ViZDoom environments.
 
 Importing the package registers one gymnasium id per scenario, e.g. ``sf/DoomBasic-v0``.
+
+- Scenarios and ids: ``scenarios`` (the single-player registry), ``pack`` (scenarios fetched
+  on demand), ``registration`` (the gymnasium ids), ``options`` (observation and stepping
+  options), ``actions`` (action sets).
+- One game: ``game`` (a ViZDoom game writing preprocessed observations into caller buffers),
+  ``preprocess`` and ``kernel`` (the numba kernels), ``env`` (the gymnasium env).
+- Many games: :mod:`sf_envs.vector` (the shared-memory engine and its two faces),
+  :mod:`sf_envs.match` (multiplayer matches, scripted players, single-agent match envs),
+  :mod:`sf_envs.lifecycle` (finding, killing and cleaning up every process sf starts).
+- Around them: ``integrations`` (adapters for other libraries), ``cli`` (the ``sf-envs``
+  command), ``speed`` (timing an env), ``terminal`` (what the three CLIs print through),
+  ``cache`` (the user cache folder), ``errors``.
 """
 
 from __future__ import annotations
@@ -9,7 +21,7 @@ from sf_envs.env import DoomEnv
 from sf_envs.errors import ClosedEnvError, OptionError
 from sf_envs.game import DoomCore
 from sf_envs.match import MatchEnv, make_match, match_scenario_names
-from sf_envs.match_single import SingleAgentMatchEnv
+from sf_envs.match.single import SingleAgentMatchEnv
 from sf_envs.options import DoomOptions
 from sf_envs.registration import env_ids, make, match_env_ids, register_envs, self_play_env_ids
 from sf_envs.scenarios import SCENARIOS, Scenario, get_scenario, scenario_names

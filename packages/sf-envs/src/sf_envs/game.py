@@ -16,8 +16,8 @@ import numpy as np
 import vizdoom
 from gymnasium import spaces
 
-from sf_envs import watchdog
 from sf_envs.actions import ActionSet, make_action_set
+from sf_envs.lifecycle import watchdog
 from sf_envs.options import DoomOptions
 from sf_envs.preprocess import FrameStack, Resizer, rgb_to_gray, rgb_to_gray_unchecked
 from sf_envs.scenarios import COMMON_GAME_VARIABLES, Scenario, get_scenario

@@ -1,7 +1,7 @@
 """Gymnasium ids for every scenario, registered when ``sf_envs`` is imported.
 
 Single-player scenarios and the match scenarios share the ``sf/Doom*-v0`` namespace. A match of
-one learning agent against bots is a plain env (:mod:`sf_envs.match_single`); a match of several
+one learning agent against bots is a plain env (:mod:`sf_envs.match.single`); a match of several
 learning agents (``sf/DoomDuel-v0``) exists only vectorised, one row per agent, because
 ``gymnasium.Env`` has room for one agent (its PettingZoo form is ``sf_envs.make_match``).
 """
@@ -52,9 +52,9 @@ def register_envs() -> None:
             m.env_id,
             m.name,
             # gymnasium.make has room for one agent; several exist only vectorised.
-            "sf_envs.match_single:"
+            "sf_envs.match.single:"
             + ("SingleAgentMatchEnv" if m.num_agents == 1 else "refuse_single_env"),
-            "sf_envs.match_single:make_match_vec",
+            "sf_envs.match.single:make_match_vec",
             # Networked games (several agents, or scripted players: one engine each) are not
             # reproducible under a seed (see MatchCore.reset).
             m.num_agents + m.num_scripted > 1,

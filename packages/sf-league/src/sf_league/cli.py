@@ -1,5 +1,5 @@
 """The ``sf-league`` command: ``evaluate`` (play a tournament), ``ratings``, ``plot``, ``train``
-(a population by self-play and PBT, :mod:`sf_league.population_cli`) and ``lineage``.
+(a population by self-play and PBT, :mod:`sf_league.population.commands`) and ``lineage``.
 
 Examples::
 
@@ -11,11 +11,11 @@ Examples::
     sf-league ratings --db league.sqlite --anchor bot:1 [--json]
     sf-league ratings --db league.sqlite --map multi_duel --timelimit 0.25   # one group
     sf-league plot --db league.sqlite --out ratings.png
-    # The same games as Ray actors over a cluster (sf-league[ray]; sf_league.ray_runners):
+    # The same games as Ray actors over a cluster (sf-league[ray]; sf_league.tournament.ray_games):
     sf-league evaluate --ray auto --players runs/a random noop bot:1 --db league.sqlite
 
 Games are rated in groups of equal settings (kind of game, map, time limit, frame skip): one
-table (one plot panel) per group, never one fit across them (sf_league.groups).
+table (one plot panel) per group, never one fit across them (sf_league.ratings.groups).
 """
 
 from __future__ import annotations
@@ -35,15 +35,20 @@ from rich.table import Table
 from sf_envs.actions import ACTION_SETS
 from sf_envs.errors import OptionError
 from sf_envs.terminal import DefaultsHelpFormatter, LineProgress, make_console
-from sf_league.groups import GroupSelection, group_of
-from sf_league.players import PlayerError, parse_player
-from sf_league.population import TRAINING
-from sf_league.population_cli import add_lineage_parser, add_train_parser, run_lineage, run_train
-from sf_league.ray_runners import ClusterError
-from sf_league.runner import GameJob
-from sf_league.standings import Standings, compute_standings
+from sf_league.population.commands import (
+    add_lineage_parser,
+    add_train_parser,
+    run_lineage,
+    run_train,
+)
+from sf_league.population.training import TRAINING
+from sf_league.ratings.groups import GroupSelection, group_of
+from sf_league.ratings.standings import Standings, compute_standings
 from sf_league.store import FailedGame, GameRecord, LeagueStore, LeagueStoreError
-from sf_league.tournament import (
+from sf_league.tournament.game import GameJob
+from sf_league.tournament.players import PlayerError, parse_player
+from sf_league.tournament.ray_games import ClusterError
+from sf_league.tournament.schedule import (
     DUEL_SCENARIOS,
     FFA_SCENARIOS,
     FORMATS,
@@ -67,9 +72,9 @@ def _user_errors() -> tuple[type[Exception], ...]:
     print as one line; anything else is a bug and keeps its traceback. sf-train's are imported
     only here, when something failed: importing them imports torch, seconds that a command
     playing only bots and baselines need not wait."""
-    from sf_train.checkpoint import CheckpointError
-    from sf_train.config import ConfigError
-    from sf_train.run_folder import RunFolderError
+    from sf_train.config.schema import ConfigError
+    from sf_train.run.checkpoint import CheckpointError
+    from sf_train.run.folder import RunFolderError
 
     return (
         LeagueStoreError,
@@ -214,7 +219,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--workers",
         type=int,
-        help="game runners (default: one per CPU core, of the whole cluster with --ray)",
+        help="game processes (default: one per CPU core, of the whole cluster with --ray)",
     )
     ev.add_argument(
         "--ray",
@@ -223,7 +228,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="play the games as Ray actors over a cluster: auto (the cluster running on this "
         "machine), HOST:PORT, or no address to start Ray here; needs sf-league[ray] (default: "
-        "no Ray, runner processes on this machine)",
+        "no Ray, game processes on this machine)",
     )
     ev.add_argument("--json", action="store_true", help="print JSON instead of tables")
     _rating_args(ev)
@@ -365,15 +370,15 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
     jobs = plan_games(config, players)  # every check before the league file is opened or created
     selection = _tournament_selection(jobs)
     pools: list[Any] = []  # the Ray pool, for its games per node
-    runners = None
+    game_pool = None
     session: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if args.ray is not None:
-        from sf_league.ray_runners import ray_runners, ray_session
+        from sf_league.tournament.ray_games import ray_game_pool, ray_session
 
         session = ray_session(args.ray or None)
 
-        def runners(workers: int | None, games: int) -> Any:
-            pools.append(ray_runners(workers, games))
+        def game_pool(workers: int | None, games: int) -> Any:
+            pools.append(ray_game_pool(workers, games))
             return pools[-1]
 
     with session, LeagueStore(args.db) as store:
@@ -397,7 +402,7 @@ def _evaluate(args: argparse.Namespace, console: Console) -> int:
                 progress.update(task, completed=done, total=total, description=what[:60])
 
             try:
-                result = run_tournament(config, players, store, on_game, runners)
+                result = run_tournament(config, players, store, on_game, game_pool)
             except KeyboardInterrupt:
                 console.print(
                     f"[yellow]interrupted: {store.count_games()} games are stored in {args.db}; "
@@ -474,11 +479,11 @@ def main(argv: list[str] | None = None) -> int:
                     print_standings(console, s)
                 print_failed(console, failed)
         elif args.over_time:
-            from sf_league.plot import plot_over_time
+            from sf_league.ratings.plot import plot_over_time
 
             console.print(f"wrote {plot_over_time(standings, args.out)}")
         else:
-            from sf_league.plot import plot_ratings
+            from sf_league.ratings.plot import plot_ratings
 
             console.print(f"wrote {plot_ratings(standings, args.out)}")
         return 0

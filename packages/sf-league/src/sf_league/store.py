@@ -181,7 +181,7 @@ class FailedGame:
         players: League names of its players, in seat order.
         settings: Its match settings, as a played game would store them.
         attempts: Attempts that failed, over every run that tried it.
-        reason: Why the last attempt failed (an engine error, a traceback, a runner's death).
+        reason: Why the last attempt failed (an engine error, a traceback, a game process's death).
     """
 
     key: str

@@ -1,22 +1,89 @@
 """sf_train: asynchronous APPO with V-trace for pixel-based Doom RL on one machine.
 
-Modules, one concept each:
+The folders follow the data: a config makes envs and a model; the sampler acts and fills
+trajectory batches; the learner turns them into gradient steps; the run folder keeps what
+survives the process.
 
-- :mod:`sf_train.vtrace` and :mod:`sf_train.losses`: the maths, as pure ``[T, B]`` functions.
-- :mod:`sf_train.distributions`: action distributions for Discrete / MultiDiscrete / Tuple.
-- :mod:`sf_train.model` and :mod:`sf_train.normalize`: the actor-critic and its normalisers.
-- :mod:`sf_train.config` and :mod:`sf_train.config_cli`: typed config, validation, JSON, CLI.
-- :mod:`sf_train.acting`: the one acting loop (observations -> model -> actions, memories
-  reset where episodes end) that training, evaluation, videos and league games share.
-- :mod:`sf_train.buffer`, :mod:`sf_train.sampler`, :mod:`sf_train.learner`: sampling through
-  the engine's async ``send``/``recv`` face and the APPO learner step; :mod:`sf_train.columns`,
-  which batch, column and step each env writes its trajectory into (and how faults free them);
-  :mod:`sf_train.shaping`, the sampler's per-policy reward shaping over game-variable changes.
-- :mod:`sf_train.envs`: the one place that makes envs from the config (any gymnasium id with
-  a vector entry point: the sf-envs Doom ids, or ``MODULE:ID`` for one MODULE registers).
-- :mod:`sf_train.trainer`: the training loop, asynchronous (learner thread) or synchronous;
-  :mod:`sf_train.reporting`, its TensorBoard logging and progress reports.
-- :mod:`sf_train.checkpoint` and :mod:`sf_train.run_folder`: atomic checkpoints, run folders.
+- :mod:`sf_train.config`: typed configuration, its command-line arguments and presets.
+- :mod:`sf_train.envs`: the one place that makes envs from the config.
+- :mod:`sf_train.model`: the actor-critic network and the pieces it is built of.
+- :mod:`sf_train.sampling`: acting and filling trajectory batches, in this process or in
+  sampler processes.
+- :mod:`sf_train.algo`: the APPO learner step and its maths (losses, V-trace).
+- :mod:`sf_train.run`: the trainer that ties sampling and learning together, its reports,
+  checkpoints and run folder, the policies it holds and the league's face on it.
 - :mod:`sf_train.evaluate`: evaluation and videos from a run folder.
 - :mod:`sf_train.cli`: the ``sf-train`` command (train, eval, enjoy).
+
+What users need is importable from here (``from sf_train import Config, train, evaluate``);
+the names load on first use, so ``import sf_train.config`` alone never imports torch.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sf_train.config.presets import sample_factory
+    from sf_train.config.schema import (
+        AlgoConfig,
+        Config,
+        ConfigError,
+        EnvConfig,
+        ModelConfig,
+        RunConfig,
+        load_config,
+        save_config,
+    )
+    from sf_train.envs import make_env
+    from sf_train.evaluate import EvalResult, evaluate, evaluate_policy, load_policy, record_video
+    from sf_train.run.trainer import Trainer, train
+
+_EXPORTS = {
+    "AlgoConfig": "sf_train.config.schema",
+    "Config": "sf_train.config.schema",
+    "ConfigError": "sf_train.config.schema",
+    "EnvConfig": "sf_train.config.schema",
+    "ModelConfig": "sf_train.config.schema",
+    "RunConfig": "sf_train.config.schema",
+    "load_config": "sf_train.config.schema",
+    "save_config": "sf_train.config.schema",
+    "sample_factory": "sf_train.config.presets",
+    "make_env": "sf_train.envs",
+    "EvalResult": "sf_train.evaluate",
+    "evaluate": "sf_train.evaluate",
+    "evaluate_policy": "sf_train.evaluate",
+    "load_policy": "sf_train.evaluate",
+    "record_video": "sf_train.evaluate",
+    "Trainer": "sf_train.run.trainer",
+    "train": "sf_train.run.trainer",
+}
+
+__all__ = [
+    "AlgoConfig",
+    "Config",
+    "ConfigError",
+    "EnvConfig",
+    "EvalResult",
+    "ModelConfig",
+    "RunConfig",
+    "Trainer",
+    "evaluate",
+    "evaluate_policy",
+    "load_config",
+    "load_policy",
+    "make_env",
+    "record_video",
+    "sample_factory",
+    "save_config",
+    "train",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'sf_train' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -21,11 +21,11 @@ from rich.table import Table
 
 from sf_envs.errors import OptionError
 from sf_envs.terminal import DefaultsHelpFormatter, LineProgress, log_handler, make_console
-from sf_train.checkpoint import CheckpointError
-from sf_train.config import Config, ConfigError
-from sf_train.config_cli import add_config_arguments, config_from_args
-from sf_train.presets import PRESETS
-from sf_train.run_folder import CONFIG_FILE, RunFolderError, load_run_config
+from sf_train.config.arguments import add_config_arguments, config_from_args
+from sf_train.config.presets import PRESETS
+from sf_train.config.schema import Config, ConfigError
+from sf_train.run.checkpoint import CheckpointError
+from sf_train.run.folder import CONFIG_FILE, RunFolderError, load_run_config
 
 __all__ = ["main"]
 
@@ -65,8 +65,8 @@ def _returns(returns: tuple[float | None, ...]) -> str:
 
 
 def _train(argv: list[str]) -> int:
-    from sf_train.trainer import Progress as TrainProgress
-    from sf_train.trainer import train
+    from sf_train.run.trainer import Progress as TrainProgress
+    from sf_train.run.trainer import train
 
     # The defaults come from the preset, or with --resume from the saved config, so only the
     # flags given change it.

@@ -19,9 +19,7 @@ import torch
 from gymnasium import spaces
 
 from sf_envs.errors import OptionError
-from sf_train.acting import PolicyRunner, stack_obs
-from sf_train.checkpoint import load_checkpoint
-from sf_train.config import Config, resolve_device
+from sf_train.config.schema import Config
 from sf_train.envs import (
     agents_per_game,
     game_variable_names,
@@ -29,9 +27,12 @@ from sf_train.envs import (
     make_match_env,
     make_single_env,
 )
-from sf_train.model import ActorCritic
-from sf_train.run_folder import find_checkpoint, load_run_config
-from sf_train.sampler import AsyncVectorEnv
+from sf_train.model.device import resolve_device
+from sf_train.model.network import ActorCritic
+from sf_train.run.checkpoint import load_checkpoint
+from sf_train.run.folder import find_checkpoint, load_run_config
+from sf_train.sampling.acting import PolicyRunner, stack_obs
+from sf_train.sampling.sampler import AsyncVectorEnv
 
 __all__ = ["EvalResult", "evaluate", "evaluate_policy", "load_policy", "record_video"]
 

@@ -2,6 +2,6 @@
 
 Libraries that take a Gymnasium env or ``VectorEnv`` (CleanRL-style loops, TorchRL's
 ``GymWrapper``, RLlib, PettingZoo tooling) need no adapter: see the compatibility table in
-``docs/integrations.md``. ``sf_envs.integrations.sb3`` gives Stable-Baselines3 the engine's
+``docs/integrations.md``. :mod:`sf_envs.integrations.sb3` gives Stable-Baselines3 the engine's
 shared-memory batches.
 """

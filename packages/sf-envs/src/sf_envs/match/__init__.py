@@ -1,4 +1,14 @@
-"""Multiplayer Doom matches: learning agents and scripted bots over ViZDoom's own netcode."""
+"""Multiplayer Doom matches: learning agents and scripted bots over ViZDoom's own netcode.
+
+- The match: ``scenarios`` (the registry and one match's config), ``maps``, ``core`` (lock-step
+  stepping into caller buffers), ``player`` (one player's game), ``lockstep`` (the per-tic
+  barrier), ``ports``, ``probe`` (a first start in a child process), ``spin`` (engines that
+  yield while waiting), ``rewards`` (shaping over game events).
+- Its faces: ``env`` (PettingZoo), ``single`` (single-agent envs and their vector form),
+  ``unit`` (a vector-engine unit).
+- Opponents: ``bots`` (engine bots at measured levels), ``botgame`` (bot-only games),
+  ``scripted`` (rule-based players), ``hunt`` and ``navigation`` (where they go).
+"""
 
 from __future__ import annotations
 

@@ -28,12 +28,12 @@ from typing import Any
 import numpy as np
 
 from sf_envs.errors import OptionError
+from sf_envs.lifecycle.procs import run_in_child
 from sf_envs.match.bots import bot_ladder
 from sf_envs.match.core import MatchCore
 from sf_envs.match.lockstep import MatchError
 from sf_envs.match.maps import get_map
 from sf_envs.match.scenarios import MatchConfig, MatchScenario
-from sf_envs.vector.procs import run_in_child
 
 __all__ = ["BOT_GAME", "bot_game_config", "play_bot_game"]
 

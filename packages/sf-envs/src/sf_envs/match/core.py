@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from sf_envs import watchdog
 from sf_envs.errors import ClosedEnvError
+from sf_envs.lifecycle import watchdog
+from sf_envs.lifecycle.procs import command_line_option, console_to, find_processes, log_tail
 from sf_envs.match.bots import write_bots_file
 from sf_envs.match.hunt import Hunter
 from sf_envs.match.lockstep import LockStep, MatchError
@@ -35,7 +36,6 @@ from sf_envs.match.probe import mark_proven, probe_start, proven
 from sf_envs.match.scenarios import MatchConfig
 from sf_envs.match.scripted import ScriptedBrain, scripted_ladder
 from sf_envs.match.spin import engine_path
-from sf_envs.vector.procs import command_line_option, console_to, find_processes, log_tail
 
 __all__ = ["MatchCore"]
 

@@ -21,8 +21,8 @@ import os
 import pickle
 import sys
 
+from sf_envs.lifecycle.procs import run_in_child
 from sf_envs.match.scenarios import MatchConfig
-from sf_envs.vector.procs import run_in_child
 
 __all__ = ["mark_proven", "probe_start", "proven"]
 
@@ -59,7 +59,7 @@ def probe_start(config: MatchConfig, port: int, workdir: str) -> str | None:
 
 
 def _main() -> None:
-    from sf_envs import watchdog
+    from sf_envs.lifecycle import watchdog
     from sf_envs.match.core import MatchCore
 
     watchdog.covered_by_parent()  # it runs from the match's folder, which the caller guards

@@ -46,7 +46,7 @@ class MatchScenario:
         timelimit: Match length in minutes of game time (35 tics per second).
         description: One line for listings.
         env_id: Its gymnasium id, or None. A scenario of one learning agent gets a plain
-            ``gymnasium.Env`` (``sf_envs.match_single``); one of several agents a vector-only
+            ``gymnasium.Env`` (``sf_envs.match.single``); one of several agents a vector-only
             id whose rows are the agents (self-play: one policy plays every row).
         spectator_host: Whether the host (``player_0``) joins as a spectator (``+viz_spectator
             1``: invisible, noclip, unshootable), so that only the bots play. Bot-only games

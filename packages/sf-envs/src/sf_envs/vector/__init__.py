@@ -22,8 +22,8 @@ Glossary (one word per idea, here and in every module of this package):
 
 Both faces come from ``gymnasium.make_vec("sf/Doom<Name>-v0", num_envs=..., [batch_size=...])``.
 Modules: ``buffers`` (shared memory), ``protocol`` (messages), ``units`` (what a worker steps),
-``worker`` (the worker process), ``procs`` (finding and killing processes), ``engine``
-(lifecycle, restarts, timeouts), ``base`` (what the faces share), ``gym_vector``/``async_env``
+``worker`` (the worker process), ``engine`` (lifecycle, restarts, timeouts; processes are
+found and killed through :mod:`sf_envs.lifecycle`), ``base`` (what the faces share), ``gym_vector``/``async_env``
 (faces), ``make``. The engine's internals are imported from their modules, not from here.
 """
 

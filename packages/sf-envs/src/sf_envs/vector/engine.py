@@ -33,11 +33,11 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 
-from sf_envs import watchdog
 from sf_envs.errors import OptionError
+from sf_envs.lifecycle import watchdog
+from sf_envs.lifecycle.procs import kill_group, log_tail
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import BufferLayout, SharedBuffers
-from sf_envs.vector.procs import kill_group, log_tail
 from sf_envs.vector.units import UnitFactory
 
 __all__ = ["Engine", "EngineSettings", "EngineState", "VectorEnvError"]

@@ -4,7 +4,7 @@
 scenario=<name>, **kwargs)`` (gymnasium 1.x, ``vectorization_mode`` left at its default or set
 to ``"vector_entry_point"``); ``"sync"``/``"async"`` modes bypass it and wrap single
 :class:`~sf_envs.env.DoomEnv` s as usual. Ids over matches build a unit factory first and come
-here with it (:func:`sf_envs.match_single.make_match_vec`).
+here with it (:func:`sf_envs.match.single.make_match_vec`).
 """
 
 from __future__ import annotations

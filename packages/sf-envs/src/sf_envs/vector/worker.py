@@ -21,10 +21,10 @@ import socket
 import sys
 import traceback
 
-from sf_envs import watchdog
+from sf_envs.lifecycle import watchdog
+from sf_envs.lifecycle.procs import redirect_console
 from sf_envs.vector import protocol
 from sf_envs.vector.buffers import SharedBuffers
-from sf_envs.vector.procs import redirect_console
 from sf_envs.vector.units import Unit, UnitViews
 
 __all__ = ["main", "serve"]

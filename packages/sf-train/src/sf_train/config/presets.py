@@ -1,0 +1,63 @@
+"""Named starting configurations: ``sf-train train --preset NAME``; flags override them.
+
+``sample-factory`` reproduces Sample Factory 2.1.1's Doom setup (its ``doom_basic`` defaults,
+read from its ``cfg.py`` and ``doom_params.py``) in sf-train's terms, so that the two trainers
+can be compared with the same model and observations (``benchmarks/peers/sample_factory.py``):
+its per-pixel input normalisation, its symmetric KL to the uniform policy as the exploration
+term, critic targets in units of their running std, lambda 0.95, a constant learning rate.
+Where the two algorithms have no common setting, the closest one is used:
+
+- Sample Factory learns from batches of 1024 samples; an sf-train batch is one ``rollout`` of
+  every env (256 samples with 8 envs), so it makes one update per 256 samples instead.
+- Sample Factory's Doom runs PPO-style GAE (lambda 0.95) without V-trace; sf-train corrects
+  with V-trace (rho and c truncated at 1) with the same lambda in its traces, which on policy
+  gives the same lambda-returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig
+
+__all__ = ["PRESETS", "sample_factory"]
+
+
+def sample_factory() -> Config:
+    """Sample Factory's Doom model (conv 32/64/128, FC 512, GRU 512 over 128x72 RGB) and its
+    APPO settings: one epoch of one minibatch per batch, rollout 32, Adam at a constant 1e-4,
+    PPO clipping 0.1, value clipping 0.2, symmetric KL to uniform at 0.001, gradient norm 4,
+    policy lag up to 1000, lambda 0.95, no value bootstrap at time limits, per-pixel input
+    normalisation, normalised critic targets."""
+    return Config(
+        env=EnvConfig(obs_size=(128, 72), grayscale=False),
+        model=ModelConfig(
+            conv_channels=(32, 64, 128),
+            conv_kernels=(8, 4, 3),
+            conv_strides=(4, 2, 2),
+            fc_size=512,
+            rnn=True,
+            rnn_size=512,
+            screen_norm="per_pixel",
+            normalize_values=True,
+        ),
+        algo=AlgoConfig(
+            rollout=32,
+            learning_rate=1e-4,
+            lr_schedule="constant",
+            num_epochs=1,
+            num_minibatches=1,
+            clip_ratio=0.1,
+            value_clip=0.2,
+            entropy_coef=0.001,
+            exploration="uniform_kl",
+            trace_lambda=0.95,
+            max_grad_norm=4.0,
+            max_policy_lag=1000,
+            value_bootstrap=False,
+        ),
+    )
+
+
+PRESETS: dict[str, Callable[[], Config]] = {"default": Config, "sample-factory": sample_factory}
+"""Preset names and the functions that build them."""

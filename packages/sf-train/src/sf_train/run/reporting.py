@@ -1,0 +1,177 @@
+"""What a :class:`~sf_train.run.trainer.Trainer` tells its watchers about training: TensorBoard
+scalars (speed, episodes, game variables, learner stats, faults; CleanRL's tags where it has
+one) and the :class:`~sf_train.run.members.Progress` handed to ``on_progress`` after every batch.
+A mixin of the trainer, whose state it uses, so the training loop reads without its logging."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+from torch.utils.tensorboard import SummaryWriter
+
+from sf_train.config.schema import Config, config_to_dict
+from sf_train.run.members import Member, Progress
+from sf_train.sampling.rollout import RestartingEnv, Rollout
+
+__all__ = ["Reporting", "open_summary_writer"]
+
+log = logging.getLogger(__name__)
+
+
+def open_summary_writer(run_dir: Path, cfg: Config, frames: int) -> SummaryWriter:
+    """Opens the run's TensorBoard event file and writes the config into it.
+
+    A resumed run (``frames > 0``) purges the steps logged after its checkpoint, which it is
+    about to train again, so that no series shows them twice.
+    """
+    writer = SummaryWriter(str(run_dir), purge_step=frames or None)
+    writer.add_text("hyperparameters", _hyperparameter_table(cfg), frames)
+    return writer
+
+
+def _hyperparameter_table(cfg: Config) -> str:
+    """The config as the markdown table CleanRL writes to TensorBoard, one ``|param|value|``
+    row per field, e.g. ``|algo.gamma|0.99|``."""
+    rows = ["|param|value|", "|-|-|"]
+    for section, fields in config_to_dict(cfg).items():
+        for name, value in fields.items():
+            cell = str(value).replace("|", r"\|")  # a bare pipe would end the cell
+            rows.append(f"|{section}.{name}|{cell}|")
+    return "\n".join(rows)
+
+
+class Reporting:
+    """TensorBoard logging and progress reports of a trainer (see the module docstring)."""
+
+    writer: SummaryWriter
+    """The run's event file (:func:`open_summary_writer`); a league logs into it too."""
+    worker_restarts: int
+    """Vector workers restarted in this session (logged, and ``perf/worker_restarts``)."""
+    dropped_frames: int
+    """Frames discarded because of faults in this session (``perf/dropped_frames``)."""
+
+    def _start_reporting(self) -> None:
+        """Sets the counters and windows this mixin keeps (from the trainer's ``__init__``)."""
+        self._fps_window: collections.deque[tuple[float, int]] = collections.deque(maxlen=20)
+        self._last_lag: float | None = None
+        self.worker_restarts = 0
+        self.dropped_frames = 0
+        self._counts_restarts = isinstance(self.venv, RestartingEnv)
+
+    def _tag(self, member: Member, tag: str) -> str:
+        """TensorBoard tag of a policy's series: as is for one policy, ``p<i>/...`` else."""
+        return tag if self.num_policies == 1 else f"p{member.index}/{tag}"
+
+    def _record_rollout(self, rollout: Rollout) -> None:
+        frame_skip = self.cfg.env.frame_skip
+        self.frames += rollout.env_steps * frame_skip
+        for member, steps in zip(self.members, rollout.policy_steps.tolist(), strict=True):
+            member.frames += steps * frame_skip
+            member.since.frames += steps * frame_skip
+        self._record_faults(rollout)
+        now = time.perf_counter()
+        self._fps_window.append((now, self.frames))
+        (t0, f0) = self._fps_window[0]
+        write = self.writer.add_scalar
+        if now > t0:
+            fps = (self.frames - f0) / (now - t0)
+            write("perf/fps", fps, self.frames)
+            write("charts/SPS", fps / frame_skip, self.frames)  # CleanRL's tag
+        if not len(rollout.episode_returns):
+            return
+        variables = rollout.episode_variables
+        if variables is not None and variables.shape[1] != len(self.variable_names):
+            variables = None
+        self.matches.add(
+            rollout.episode_env_ids,
+            rollout.episode_policies,
+            rollout.episode_versions,
+            rollout.episode_returns,
+            variables,
+        )
+        for member in self.members:
+            ended = rollout.episode_policies == member.index
+            if ended.any():
+                self._record_episodes(member, rollout, ended, variables)
+
+    def _record_episodes(
+        self, member: Member, rollout: Rollout, ended: np.ndarray, variables: np.ndarray | None
+    ) -> None:
+        """Logs one policy's episodes that ended (``ended``: their rows in the rollout)."""
+        write = self.writer.add_scalar
+        tag = functools.partial(self._tag, member)
+        env_ids, returns = rollout.episode_env_ids[ended], rollout.episode_returns[ended]
+        member.returns.add(env_ids, returns)
+        member.lengths.add(env_ids, rollout.episode_lengths[ended])
+        if member.returns.ready:
+            write(tag("charts/episodic_return"), member.returns.mean(), self.frames)
+            write(tag("charts/episodic_length"), member.lengths.mean(), self.frames)
+        # The plain mean of the episodes in the order they ended, for comparison.
+        write(tag("charts/episodic_return_by_completion"), float(returns.mean()), self.frames)
+        shaping = rollout.episode_shaping[ended]
+        member.since.episodes += len(returns)
+        member.since.shaping += float(shaping.sum())
+        if any(w for w in member.shaping.values()):
+            write(tag("charts/shaping_return"), float(shaping.mean()), self.frames)
+        if variables is None:
+            return
+        columns = dict(zip(self.variable_names, variables[ended].T, strict=True))
+        for name, column in columns.items():
+            write(tag(f"game/{name}"), float(column.mean()), self.frames)
+        if "frags" in columns and "deaths" in columns:
+            objective = columns["frags"] - columns["deaths"]
+            member.since.objective += float(objective.sum())
+            member.since.objectives += len(objective)
+            write(tag("charts/true_objective"), float(objective.mean()), self.frames)
+
+    def _record_faults(self, rollout: Rollout) -> None:
+        """Logs worker restarts and the experience they cost (also to TensorBoard)."""
+        self.dropped_frames += rollout.dropped_steps * self.cfg.env.frame_skip
+        self.writer.add_scalar("perf/dropped_frames", self.dropped_frames, self.frames)
+        if not self._counts_restarts:
+            return
+        restarts = self.venv.worker_restarts  # type: ignore[attr-defined]
+        if restarts > self.worker_restarts:
+            log.warning(
+                "%d vector worker restart(s) at %d frames (%d in this session): their envs' "
+                "unfinished trajectories are dropped (%d frames of experience so far) and "
+                "training goes on",
+                restarts - self.worker_restarts,
+                self.frames,
+                restarts,
+                self.dropped_frames,
+            )
+            self.worker_restarts = restarts
+        self.writer.add_scalar("perf/worker_restarts", restarts, self.frames)
+
+    def _record_stats(self, policy: int, stats: dict[str, float]) -> None:
+        member = self.members[policy]
+        for tag, value in stats.items():
+            self.writer.add_scalar(self._tag(member, tag), value, self.frames)
+        # CleanRL's tag
+        self.writer.add_scalar(
+            self._tag(member, "charts/learning_rate"), stats["train/lr"], self.frames
+        )
+        member.entropy = stats.get("losses/entropy")
+        self._last_lag = stats.get("train/policy_lag_avg")
+
+    def _report(self) -> None:
+        if self.on_progress is None:
+            return
+        (t0, f0), (t1, f1) = self._fps_window[0], self._fps_window[-1]
+        self.on_progress(
+            Progress(
+                frames=self.frames,
+                total_frames=self.cfg.run.frames,
+                fps=(f1 - f0) / (t1 - t0) if t1 > t0 else 0.0,
+                mean_return=self.mean_return,
+                policy_lag=self._last_lag,
+                version=self.learner.version,
+                returns=tuple(m.returns.mean() for m in self.members),
+            )
+        )

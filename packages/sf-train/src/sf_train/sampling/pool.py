@@ -1,0 +1,495 @@
+"""Sampling in several processes: each sampler process acts for its own share of the envs.
+
+One :class:`~sf_train.sampling.sampler.Sampler` drives all the envs from one thread, and that thread's
+CPU per env frame bounds the trainer however many cores the host has
+(``benchmarks/machinery_ceiling.py``). :class:`SamplerPool` splits the envs, the vector
+engine's workers and the batches among ``K`` sampler processes instead:
+
+- Each process builds its own vector env (``num_envs / K`` envs on ``num_workers / K``
+  workers) and its own acting copy of the policy (on the run's device: with CUDA, each process
+  runs its batched forward passes on the GPU), and runs a :class:`Sampler` over batches
+  that the trainer allocated in shared memory, so a complete batch reaches the learner as the
+  index of a buffer, never as a copy or a pickle of its tensors.
+- The learner publishes weights into one shared float32 copy of the policy
+  (:class:`ProcessWeights`); a sampler process copies them into its own acting copy (in its
+  precision) before a batch when the version has changed. A lock shared by all processes keeps
+  a copy from reading half-published weights.
+- A sampler process that dies, or whose loop makes no progress for :data:`HANG_S`, is killed and
+  started again; the batches it was filling are dropped (the learner's are given back to the
+  new process once learned), and its envs start new episodes. The engine inside each process
+  restarts its own failed workers as with one sampler.
+
+The pool has the trainer-facing methods of :class:`Sampler` (``collect``, ``release``,
+``set_opponent``, ``set_shaping``) and the spaces and counters of the vector env, so the
+trainer drives one sampler or several through the same loop. Self-play (snapshot opponents
+included) and populations work as with one sampler; each process pairs its games' seats with a
+uniform pairing of its own, so a custom pairing (``set_pairing``) needs one process.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import copy
+import logging
+import os
+import queue
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import torch
+import torch.multiprocessing as mp
+
+from sf_train.config.schema import Config, ConfigError
+from sf_train.model.network import ActorCritic
+from sf_train.run.members import SharedWeights
+from sf_train.sampling.buffer import TrajectoryBuffer
+from sf_train.sampling.process import POLL_S, sampler_main
+from sf_train.sampling.rollout import PolicySource, Rollout
+
+__all__ = ["ProcessWeights", "SamplerPool", "resolve_num_samplers", "share_buffer"]
+
+log = logging.getLogger(__name__)
+
+CORES_PER_SAMPLER = 8
+"""``run.num_samplers = 0`` starts one sampler process per this many cores (at least one): a
+sampler drives tens of thousands of env frames/s, the engines of about this many cores."""
+START_TIMEOUT_S = 120.0
+"""Seconds a sampler process may take to build its envs and report them."""
+HANG_S = 60.0
+"""Seconds without progress of a sampler loop after which its process counts as hung, unless
+``env.worker_timeout`` (the same limit for the engine's workers) sets another."""
+MAX_RESTARTS = 3
+"""Sampler processes restarted within :data:`RESTART_WINDOW_S` before training stops."""
+RESTART_WINDOW_S = 300.0
+OUTSTANDING = 3
+"""Batches of one sampler process that may be with the learner at once: one queued, one
+learning, one waiting to be queued, as with one sampler. The rings have room for them beside
+the batches that the envs fill."""
+
+
+def resolve_num_samplers(cfg: Config, agents_per_game: int = 1) -> int:
+    """``run.num_samplers``, or for 0 one per :data:`CORES_PER_SAMPLER` cores where the run
+    can split (asynchronous, one policy), the largest such count that divides the envs, the
+    batch and the workers evenly."""
+    if cfg.run.num_samplers:
+        return cfg.run.num_samplers
+    if cfg.run.sync or cfg.algo.num_policies > 1:
+        return 1
+    k = max(1, (os.cpu_count() or 1) // CORES_PER_SAMPLER)
+    while k > 1 and split_problems(cfg, k, agents_per_game):
+        k -= 1
+    return k
+
+
+def split_problems(cfg: Config, k: int, agents_per_game: int = 1) -> list[str]:
+    """Why ``cfg``'s envs cannot be split among ``k`` sampler processes (none: they can)."""
+    env = cfg.env
+    problems = []
+    if cfg.run.sync:
+        problems.append(f"run.num_samplers={k} with run.sync: sample in one process to debug")
+    if env.num_envs % (k * agents_per_game):
+        problems.append(
+            f"env.num_envs={env.num_envs} does not split into {k} samplers of whole games "
+            f"({agents_per_game} envs each): use a multiple of {k * agents_per_game}"
+        )
+    if env.batch_size % k:
+        problems.append(f"env.batch_size={env.batch_size}: use a multiple of num_samplers={k}")
+    if env.num_workers % k:
+        problems.append(f"env.num_workers={env.num_workers}: use a multiple of num_samplers={k}")
+    return problems
+
+
+def share_buffer(buffer: TrajectoryBuffer) -> TrajectoryBuffer:
+    """Moves every tensor of ``buffer`` into shared memory (in place), so processes started
+    with it, or sent it, write the same storage."""
+    for name, value in vars(buffer).items():
+        if isinstance(value, torch.Tensor):
+            value.share_memory_()
+        elif isinstance(value, dict):
+            for tensor in value.values():
+                tensor.share_memory_()
+        elif name == "obs" and value is not None:
+            raise TypeError(f"unexpected observation buffer {type(value)}")
+    return buffer
+
+
+class ProcessWeights(SharedWeights):
+    """A policy's published weights in shared memory, which every sampler process reads.
+
+    :class:`~sf_train.run.members.SharedWeights` whose model, version and lock are shared with the
+    sampler processes: the learner publishes into it, and a process holds the lock while it
+    copies the weights into its own acting copy.
+    """
+
+    def __init__(self, model: ActorCritic, lock: Any, versions: torch.Tensor, index: int) -> None:
+        self._versions = versions
+        self._index = index
+        super().__init__(model.share_memory(), int(versions[index]))
+        self._lock = lock
+
+    @property  # type: ignore[override]
+    def version(self) -> int:
+        return int(self._versions[self._index])
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self._versions[self._index] = value
+
+
+@dataclass
+class _Child:
+    """The parent's view of one sampler process."""
+
+    index: int
+    process: Any
+    commands: Any
+    beats: torch.Tensor
+    held: set[tuple[int, int]]
+    """Batches ``(policy, index in its ring)`` that the learner holds."""
+    last_beat: int = -1
+    last_progress: float = 0.0
+    worker_restarts: int = 0
+    """The child's engine's restarts, as it last reported them."""
+    attached: bool = False
+    """Whether it was given the weights and batches (later settings are sent as they come)."""
+
+
+class SamplerPool:
+    """``K`` sampler processes over shared-memory batches; see the module docstring.
+
+    Created in two steps: the constructor starts the processes, which build their envs and
+    report the spaces (``single_observation_space``, ``single_action_space``,
+    ``variable_names``); :meth:`attach` then gives them the policy and the batches.
+
+    Args:
+        cfg: The run's configuration; ``cfg.env`` is split among the processes.
+        num_samplers: ``K``.
+        opponent_envs: Rows played by a frozen opponent, as for :class:`Sampler`.
+        agents_per_game: Rows of one game.
+    """
+
+    def __init__(
+        self,
+        cfg: Config,
+        num_samplers: int,
+        opponent_envs: np.ndarray,
+        agents_per_game: int = 1,
+    ) -> None:
+        problems = split_problems(cfg, num_samplers, agents_per_game)
+        if problems:
+            raise ConfigError(problems)
+        self.cfg = cfg
+        self.num_samplers = num_samplers
+        self.envs_per_sampler = cfg.env.num_envs // num_samplers
+        self.agents_per_game = agents_per_game
+        self._opponent_envs = np.asarray(opponent_envs, dtype=np.int64)
+        self._context = mp.get_context("spawn")
+        self._results = self._context.Queue()
+        self._lock = self._context.Lock()
+        self._children: list[_Child | None] = [None] * num_samplers
+        self.num_policies = cfg.algo.num_policies
+        self._rings: list[list[list[TrajectoryBuffer]]] = []
+        self._where: dict[int, tuple[int, int, int]] = {}
+        self._versions = torch.zeros(self.num_policies, dtype=torch.int64).share_memory_()
+        self._weights: list[ProcessWeights] = []
+        self.batches = np.zeros((num_samplers, self.num_policies), dtype=np.int64)
+        """Batches received from each process for each policy."""
+        self._opponent_state: dict[str, Any] | None = None
+        self._shaping: dict[int, np.ndarray | None] = {}
+        self._restarts: list[float] = []
+        self._restarted_engines = 0
+        self.sampler_restarts = 0
+        """Sampler processes restarted (each also logged)."""
+        self._supervised = time.monotonic()
+        self._hang_s = cfg.env.worker_timeout or HANG_S
+        self._backlog: collections.deque[tuple[Any, ...]] = collections.deque()
+        self._closed = False
+        self.single_observation_space: Any = None
+        self.single_action_space: Any = None
+        self.variable_names: tuple[str, ...] = ()
+        try:
+            for k in range(num_samplers):
+                self._spawn(k)
+            for _ in range(num_samplers):
+                _, spaces = self._next_ready()
+                self.single_observation_space, self.single_action_space = spaces[:2]
+                self.variable_names = spaces[2]
+        except BaseException:
+            self.close()
+            raise
+
+    # -- what the trainer sees of a vector env -------------------------------------------------
+
+    @property
+    def worker_restarts(self) -> int:
+        """Engine workers restarted in every sampler process so far."""
+        live = sum(c.worker_restarts for c in self._children if c is not None)
+        return self._restarted_engines + live
+
+    # -- setup ----------------------------------------------------------------------------------
+
+    def weights_for(self, model: ActorCritic) -> ProcessWeights:
+        """The published weights of the next policy: a shared float32 copy of ``model``."""
+        shared = copy.deepcopy(model).to("cpu").float().requires_grad_(False)
+        weights = ProcessWeights(shared, self._lock, self._versions, len(self._weights))
+        self._weights.append(weights)
+        return weights
+
+    def attach(self, T: int, B: int, num_buffers: int) -> None:
+        """Allocates every process's rings (one per policy) of ``num_buffers`` shared batches
+        of ``B / K`` trajectories, after :meth:`weights_for` for every policy. A process stops
+        stepping while :data:`OUTSTANDING` of its batches are with the learner, as one
+        sampler stops while the learner's queue is full."""
+        if len(self._weights) != self.num_policies:
+            raise RuntimeError("attach() before weights_for() of every policy")
+        if B % self.num_samplers:
+            raise ConfigError(
+                [f"{B} learning envs do not split into {self.num_samplers} samplers evenly"]
+            )
+        self._T, self._B = T, B // self.num_samplers
+        for k in range(self.num_samplers):
+            rings = [
+                [
+                    share_buffer(
+                        TrajectoryBuffer(
+                            T,
+                            self._B,
+                            self.single_observation_space,
+                            weights.model.action_dist.action_shape,
+                            weights.model.rnn_size,
+                            policy=p,
+                            pin_memory=False,
+                        )
+                    )
+                    for _ in range(num_buffers)
+                ]
+                for p, weights in enumerate(self._weights)
+            ]
+            self._rings.append(rings)
+            for p, ring in enumerate(rings):
+                self._where.update({id(b): (k, p, j) for j, b in enumerate(ring)})
+
+    def start(self, seed: int | None = None) -> None:
+        """Gives every process the weights and its batches, and starts its envs; process
+        ``k`` seeds them apart from the others."""
+        self._seed = 0 if seed is None else seed
+        for k in range(self.num_samplers):
+            self._send_attach(k)
+
+    def _send_attach(self, k: int) -> None:
+        child = self._live(k)
+        rings = self._rings[k]
+        free = [[j for j in range(len(r)) if (p, j) not in child.held] for p, r in enumerate(rings)]
+        child.commands.put(
+            (
+                "attach",
+                rings,
+                free,
+                max(0, OUTSTANDING - len(child.held)),
+                [w.model for w in self._weights],
+                self._versions,
+                self._T,
+                self._seed + k * 1_000_003 + self.sampler_restarts,
+                self._opponent_state,
+                self._shaping,
+            )
+        )
+        child.attached = True
+
+    def _spawn(self, k: int) -> None:
+        commands = self._context.Queue()
+        beats = torch.zeros(1, dtype=torch.int64).share_memory_()
+        previous = self._children[k]
+        held = previous.held if previous is not None else set()
+        env = replace(
+            self.cfg.env,
+            num_envs=self.envs_per_sampler,
+            batch_size=self.cfg.env.batch_size // self.num_samplers,
+            num_workers=max(1, self.cfg.env.num_workers // self.num_samplers),
+        )
+        lo = k * self.envs_per_sampler
+        local_opponents = self._opponent_envs[
+            (self._opponent_envs >= lo) & (self._opponent_envs < lo + self.envs_per_sampler)
+        ]
+        process = self._context.Process(
+            target=sampler_main,
+            name=f"sf-train-sampler-{k}",
+            args=(
+                k,
+                replace(self.cfg, env=env),
+                local_opponents - lo,
+                self.agents_per_game,
+                self._lock,
+                commands,
+                self._results,
+                beats,
+                os.getpid(),
+            ),
+            daemon=True,
+        )
+        process.start()
+        self._children[k] = _Child(k, process, commands, beats, held, -1, time.monotonic())
+
+    def _live(self, k: int) -> _Child:
+        child = self._children[k]
+        if child is None:
+            raise RuntimeError(f"sampler process {k} is not running")
+        return child
+
+    def _next_ready(self) -> tuple[int, Any]:
+        """``(process, its spaces)`` of the next process to report its envs; batches that
+        arrive meanwhile are kept for :meth:`collect`."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                message = self._results.get(timeout=POLL_S)
+            except queue.Empty:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the sampler processes did not start within {START_TIMEOUT_S:.0f} s"
+                    ) from None
+                for child in self._children:
+                    if child is not None and not child.process.is_alive():
+                        raise RuntimeError(
+                            f"sampler process {child.index} exited while starting "
+                            f"(exit code {child.process.exitcode})"
+                        ) from None
+                continue
+            self._raise_error(message)
+            if message[0] == "ready":
+                return message[1], message[3]
+            self._backlog.append(message)
+
+    @staticmethod
+    def _raise_error(message: tuple[Any, ...]) -> None:
+        if message[0] == "error":
+            raise RuntimeError(f"sampler process {message[1]} failed:\n{message[2]}")
+
+    # -- the Sampler face -----------------------------------------------------------------------
+
+    def collect(self, policy_version: int | PolicySource | Sequence[int | PolicySource]) -> Rollout:
+        """The next complete batch of any sampler process (the versions come with it: each
+        process acts with the weights it copied in)."""
+        while True:
+            now = time.monotonic()
+            if now - self._supervised > POLL_S:  # the others' batches may never pause
+                self._supervised = now
+                self._supervise()
+            try:
+                message = (
+                    self._backlog.popleft() if self._backlog else self._results.get(timeout=POLL_S)
+                )
+            except queue.Empty:
+                continue
+            self._raise_error(message)
+            kind, k = message[0], message[1]
+            child = self._children[k]
+            if kind != "rollout" or child is None or message[2] != child.process.pid:
+                continue  # a message of a process restarted since
+            _, _, _, j, fields, restarts = message
+            p = fields["policy"]
+            child.worker_restarts = restarts
+            child.held.add((p, j))
+            self.batches[k, p] += 1
+            offset = k * self.envs_per_sampler
+            fields["episode_env_ids"] = fields["episode_env_ids"] + offset
+            return Rollout(self._rings[k][p][j], **fields)
+
+    def release(self, buffer: TrajectoryBuffer) -> None:
+        """Gives a learned batch back to the process that fills it (or its replacement)."""
+        k, p, j = self._where[id(buffer)]
+        child = self._children[k]
+        if child is None:
+            return
+        child.held.discard((p, j))
+        child.commands.put(("release", p, j))
+
+    def set_opponent(self, state_dict: dict[str, Any]) -> None:
+        """Loads the opponent's weights in every process (and in any started later)."""
+        self._opponent_state = {k: v.detach().cpu().clone() for k, v in state_dict.items()}
+        self._broadcast(("opponent", self._opponent_state))
+
+    def set_shaping(self, policy: int, weights: np.ndarray | None) -> None:
+        """Sets the shaping weights in every process (and in any started later)."""
+        self._shaping[policy] = weights
+        self._broadcast(("shaping", policy, weights))
+
+    def _broadcast(self, command: tuple[Any, ...]) -> None:
+        for child in self._children:
+            if child is not None and child.attached:
+                child.commands.put(command)
+
+    def set_pairing(self, pairing: Any) -> None:
+        """Refused: each process draws its games' seats from a uniform pairing of its own; a
+        pairing that reads the league's live records (sf-league's snapshot opponents) needs
+        one process."""
+        raise ConfigError(
+            [
+                f"a custom pairing with run.num_samplers={self.num_samplers}: each sampler "
+                "process pairs its games uniformly; use --num-samplers 1"
+            ]
+        )
+
+    # -- faults ---------------------------------------------------------------------------------
+
+    def _supervise(self) -> None:
+        now = time.monotonic()
+        for k, child in enumerate(self._children):
+            if child is None:
+                continue
+            beat = int(child.beats[0])
+            if beat != child.last_beat:
+                child.last_beat, child.last_progress = beat, now
+            dead = not child.process.is_alive()
+            hung = not dead and now - child.last_progress > self._hang_s
+            if dead or hung:
+                why = (
+                    f"exited (code {child.process.exitcode})"
+                    if dead
+                    else f"made no progress for {self._hang_s:.0f} s"
+                )
+                self._restart(k, why)
+
+    def _restart(self, k: int, why: str) -> None:
+        now = time.monotonic()
+        self._restarts = [t for t in self._restarts if now - t < RESTART_WINDOW_S] + [now]
+        if len(self._restarts) > MAX_RESTARTS:
+            raise RuntimeError(
+                f"sampler process {k} {why}; {MAX_RESTARTS} restarts within "
+                f"{RESTART_WINDOW_S:.0f} s already: stopping (check the env)"
+            )
+        child = self._live(k)
+        log.warning("sampler process %d %s; restarting it (its unfinished batches dropped)", k, why)
+        _kill(child.process)
+        self._restarted_engines += child.worker_restarts
+        self.sampler_restarts += 1
+        self._spawn(k)
+        self._next_ready()  # only k is starting
+        self._send_attach(k)
+
+    def close(self) -> None:
+        """Stops every sampler process and its envs; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for child in self._children:
+            if child is not None and child.process.is_alive():
+                with contextlib.suppress(Exception):
+                    child.commands.put(("stop",))
+        for child in self._children:
+            if child is not None:
+                child.process.join(10.0)
+                _kill(child.process)
+        self._children = [None] * self.num_samplers
+        with contextlib.suppress(Exception):
+            self._results.close()
+
+
+def _kill(process: Any) -> None:
+    if process.is_alive():
+        process.kill()
+    process.join(10.0)
