@@ -90,7 +90,7 @@ def test_the_hyperparameters_open_the_event_file_as_a_markdown_table(toy_config,
 def test_best_checkpoint_is_the_best_evaluated_one(toy_config, tmp_path):
     """Every checkpoint is evaluated as it is written; best.pt holds the best of them, with
     the evaluation's mean return."""
-    cfg = toy_config(frames=6144, checkpoint_every=1024, eval_episodes=8)
+    cfg = toy_config(frames=6144, checkpoint_every=1024, eval_episodes=8, eval_share=1.0)
     train(cfg)
     acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"scalars": 0}).Reload()
     evaluations = acc.Scalars("eval/return_mean")
@@ -99,6 +99,24 @@ def test_best_checkpoint_is_the_best_evaluated_one(toy_config, tmp_path):
     first_best = max(evaluations, key=lambda e: (e.value, -e.step))
     assert best["best_return"] == pytest.approx(first_best.value)
     assert best["frames"] == first_best.step
+
+
+def test_evaluations_keep_within_their_share_of_wall_time(toy_config, tmp_path):
+    """With a share no evaluation fits in, the first checkpoint is evaluated (there is no last
+    one to go by) and then only the final one; the others are kept unevaluated, and best.pt is
+    the better of the two evaluated."""
+    cfg = toy_config(frames=6144, checkpoint_every=1024, eval_episodes=8, eval_share=1e-12)
+    cfg.run.keep_checkpoints = 10
+    result = train(cfg)
+    acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"scalars": 0}).Reload()
+    evaluations = acc.Scalars("eval/return_mean")
+    assert [e.step for e in evaluations] == [evaluations[0].step, result.frames]
+    assert evaluations[0].step < 2048 and result.eval_seconds > 0
+    checkpoints = sorted((tmp_path / "run" / "checkpoints").glob("checkpoint_*.pt"))
+    assert len(checkpoints) > len(evaluations)  # the rest were written, not evaluated
+    best = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
+    assert best["frames"] in {e.step for e in evaluations}
+    assert best["best_return"] == pytest.approx(max(e.value for e in evaluations))
 
 
 def test_resume_continues_exactly(toy_config, tmp_path):

@@ -12,7 +12,8 @@ survives the process.
 - :mod:`sf_train.algo`: the APPO learner step and its maths (losses, V-trace).
 - :mod:`sf_train.run`: the trainer that ties sampling and learning together, its reports,
   checkpoints and run folder, the policies it holds and the league's face on it.
-- :mod:`sf_train.evaluate`: evaluation and videos from a run folder.
+- :mod:`sf_train.evaluate`: evaluation and videos from a run folder; :mod:`sf_train.scores`,
+  its interquartile mean and bootstrap intervals.
 - :mod:`sf_train.cli`: the ``sf-train`` command (train, eval, enjoy).
 
 What users need is importable from here (``from sf_train import Config, train, evaluate``);

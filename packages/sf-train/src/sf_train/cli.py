@@ -136,7 +136,8 @@ def _eval(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="sf-train eval",
         description="Evaluate a run's policy without bias: every env plays an equal share of "
-        "the episodes. Prints mean, std and median of returns and the share of time-outs.",
+        "the episodes. Prints mean, std and median of each statistic, the return's interquartile "
+        "mean with 95% stratified bootstrap intervals, and the share of time-outs.",
         formatter_class=DefaultsHelpFormatter,
     )
     parser.add_argument("run_dir", help="the run folder")
@@ -173,7 +174,10 @@ def _eval(argv: list[str]) -> int:
         title=f"{summary['episodes']} episodes on {len(per_env)} envs ({spread} per env)",
         caption=f"{result.checkpoint}\n"
         + ("most likely actions" if result.greedy else "sampled actions")
-        + f"; time-outs: {summary['timeout_fraction']:.0%} of episodes",
+        + f"; time-outs: {summary['timeout_fraction']:.0%} of episodes"
+        + "\nreturn IQM {:.2f} [{:.2f}, {:.2f}], mean [{:.2f}, {:.2f}] (95% stratified bootstrap)".format(
+            summary["return_iqm"], *summary["return_iqm_ci"], *summary["return_mean_ci"]
+        ),
     )
     table.add_column("stat")
     table.add_column("mean ± std", justify="right")

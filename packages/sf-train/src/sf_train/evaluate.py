@@ -33,6 +33,7 @@ from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import find_checkpoint, load_run_config
 from sf_train.sampling.acting import PolicyRunner, stack_obs
 from sf_train.sampling.sampler import AsyncVectorEnv
+from sf_train.scores import stratified_bootstrap
 
 __all__ = ["EvalResult", "evaluate", "evaluate_policy", "load_policy", "record_video"]
 
@@ -49,6 +50,7 @@ class EvalResult:
         variables: Game variables at each episode's end by name (Doom: kills, hits, frags...).
         episodes_per_env: How many episodes each env played, ``[envs]``.
         greedy: Whether the policy took its most likely actions (else it sampled them).
+        envs: The env that played each episode, ``[episodes]`` (the strata of the bootstrap).
     """
 
     checkpoint: Path | None
@@ -58,11 +60,16 @@ class EvalResult:
     variables: dict[str, np.ndarray]
     episodes_per_env: np.ndarray
     greedy: bool
+    envs: np.ndarray
 
     def summary(self) -> dict[str, Any]:
         """Means, standard deviations and medians (returns are often bimodal: a kill or a
-        time-out), the share of time-outs and the episodes per env, as JSON-ready data."""
+        time-out), the share of time-outs and the episodes per env, as JSON-ready data; for
+        the return also its interquartile mean and the 95% stratified bootstrap intervals of
+        IQM and mean (:mod:`sf_train.scores`)."""
         stats = {"return": self.returns, "length": self.lengths, **self.variables}
+        iqm = stratified_bootstrap(self.returns, self.envs, "iqm")
+        mean = stratified_bootstrap(self.returns, self.envs, "mean")
         return {
             "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
             "episodes": len(self.returns),
@@ -72,6 +79,9 @@ class EvalResult:
             **{f"{k}_mean": float(np.mean(v)) for k, v in stats.items()},
             **{f"{k}_std": float(np.std(v)) for k, v in stats.items()},
             **{f"{k}_median": float(np.median(v)) for k, v in stats.items()},
+            "return_iqm": iqm.estimate,
+            "return_iqm_ci": [iqm.low, iqm.high],
+            "return_mean_ci": [mean.low, mean.high],
         }
 
 
@@ -171,6 +181,7 @@ def evaluate_policy(
         names = game_variable_names(venv)
         done_count = np.zeros(n, dtype=np.int64)
         returns: list[float] = []
+        played_by: list[int] = []
         lengths: list[int] = []
         cut: list[bool] = []
         variables: list[np.ndarray] = []
@@ -188,6 +199,7 @@ def evaluate_policy(
                 if done_count[e] < quota[e]:
                     done_count[e] += 1
                     returns.append(float(info["episode_summary"]["r"][row]))
+                    played_by.append(int(e))
                     lengths.append(int(info["episode_summary"]["l"][row]))
                     cut.append(bool(truncated[row]) and not bool(terminated[row]))
                     final = info.get("final_info", {}).get("variables")
@@ -201,7 +213,14 @@ def evaluate_policy(
     table = np.array(variables) if variables else np.zeros((0, len(names)))
     by_name = {name: table[:, j] for j, name in enumerate(names)} if len(table) else {}
     return EvalResult(
-        None, np.array(returns), np.array(lengths), np.array(cut, bool), by_name, quota, greedy
+        None,
+        np.array(returns),
+        np.array(lengths),
+        np.array(cut, bool),
+        by_name,
+        quota,
+        greedy,
+        np.array(played_by, dtype=np.int64),
     )
 
 

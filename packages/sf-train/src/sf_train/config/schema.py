@@ -246,6 +246,12 @@ class RunConfig:
     under eval/. 0 skips it, and best.pt then follows the training return. Sampling waits
     while it runs, for a time that grows with episode length, so long matches call for fewer
     episodes."""
+    eval_share: float = 0.1
+    """The largest share of the run's wall time that evaluating checkpoints may take: a
+    checkpoint is evaluated only while the evaluations so far, plus one more as long as the
+    last, fit in this share of the time since training started, so runs whose episodes are
+    long evaluate less often. A checkpoint not evaluated is kept but cannot become best.pt; the
+    final checkpoint is always evaluated. 1 evaluates every checkpoint."""
     eval_greedy: bool = False
     """Evaluate the most likely action instead of sampling: best.pt is then the best greedy
     policy, and sf-train eval and enjoy play greedily unless told otherwise."""
@@ -414,6 +420,8 @@ def _validate_run(c: RunConfig, errors: list[str]) -> None:
         errors.append(f"run.checkpoint_seconds={c.checkpoint_seconds}: use 0 (off) or more")
     if c.eval_episodes < 0:
         errors.append(f"run.eval_episodes={c.eval_episodes}: use 0 (no evaluation) or more")
+    if not 0 < c.eval_share <= 1:
+        errors.append(f"run.eval_share={c.eval_share}: use a share in (0, 1]; 1 evaluates always")
     if c.torch_threads < 0:
         errors.append(f"run.torch_threads={c.torch_threads}: use 0 (automatic) or more")
     if c.num_samplers < 0:

@@ -94,6 +94,8 @@ class TrainResult:
         dropped_frames: Frames of this session's experience discarded because of faults (not
             counted in ``frames``).
         returns: Every policy's mean return, in order.
+        eval_seconds: Wall time this session spent evaluating checkpoints (its final one
+            included).
     """
 
     frames: int
@@ -104,6 +106,7 @@ class TrainResult:
     worker_restarts: int = 0
     dropped_frames: int = 0
     returns: tuple[float | None, ...] = ()
+    eval_seconds: float = 0.0
 
 
 class Member:

@@ -163,6 +163,10 @@ class Trainer(PopulationControl, Reporting):
             self.matches = MatchBook(agents, self.variable_names)
             self._opponents = OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
             self.frames = 0
+            self.eval_seconds = 0.0
+            """Wall time spent evaluating checkpoints in this session."""
+            self._last_eval_seconds = 0.0
+            self._train_started: float | None = None
             self.evaluations: list[tuple[int, dict[str, Any]]] = []
             """(frames, :meth:`EvalResult.summary`) of each checkpoint evaluated this session
             (of the first policy, in a population)."""
@@ -349,20 +353,39 @@ class Trainer(PopulationControl, Reporting):
     def _copied_states(self) -> list[dict[str, Any]]:
         return [copy.deepcopy(self.state_dict(m.index)) for m in self.members]
 
-    def save_checkpoint(self) -> Path:
+    def save_checkpoint(self, final: bool = False) -> Path:
         """Writes a checkpoint of every policy atomically (the learner pauses only while they
         are copied), after evaluating each (``run.eval_episodes``) to decide whether it is
-        that policy's best so far; returns the first policy's."""
+        that policy's best so far; returns the first policy's. Within ``run.eval_share`` of
+        the wall time a checkpoint may go unevaluated (and cannot become best); a ``final``
+        one is always evaluated."""
         evaluating = self.cfg.run.eval_episodes > 0
+        evaluated = evaluating and (final or self._evaluation_fits())
         with self._learn_lock:
             states = self._copied_states()
-            models = [copy.deepcopy(m.learner.model) if evaluating else None for m in self.members]
+            models = [copy.deepcopy(m.learner.model) if evaluated else None for m in self.members]
+        started = time.perf_counter()
         paths = []
         for member, state, model in zip(self.members, states, models, strict=True):
-            score = self._evaluate(model, member) if model is not None else member.returns.mean()
+            if model is not None:
+                score: float | None = self._evaluate(model, member)
+            else:
+                score = None if evaluating else member.returns.mean()
             paths.append(member.checkpoints.save(state, self.frames, score))
+        if evaluated:
+            self._last_eval_seconds = time.perf_counter() - started
+            self.eval_seconds += self._last_eval_seconds
         self._last_checkpoint = paths[0]
         return paths[0]
+
+    def _evaluation_fits(self) -> bool:
+        """Whether one more evaluation, as long as the last, keeps all of them within
+        ``run.eval_share`` of the wall time since training started."""
+        share = self.cfg.run.eval_share
+        if share >= 1 or self._train_started is None:
+            return True
+        elapsed = time.perf_counter() - self._train_started
+        return self.eval_seconds + self._last_eval_seconds <= share * elapsed
 
     def _evaluate(self, model: ActorCritic, member: Member) -> float:
         """Mean return of an unbiased evaluation of ``model``, logged under ``eval/``."""
@@ -521,6 +544,7 @@ class Trainer(PopulationControl, Reporting):
         threads = self.cfg.run.torch_threads or 1
         previous = torch.get_num_threads()
         start_frames, start = self.frames, time.perf_counter()
+        self._train_started = start
         self._fps_window.append((start, self.frames))
         self._next_checkpoint_time = start + self.cfg.run.checkpoint_seconds
         if self.frames >= self.cfg.run.frames:
@@ -534,7 +558,15 @@ class Trainer(PopulationControl, Reporting):
         finally:
             torch.set_num_threads(previous)
         seconds = time.perf_counter() - start
-        checkpoint = self.save_checkpoint()
+        checkpoint = self.save_checkpoint(final=True)
+        if self.eval_seconds:
+            wall = time.perf_counter() - start
+            log.info(
+                "evaluating checkpoints took %.1f s, %.1f%% of %.1f s of wall time",
+                self.eval_seconds,
+                100 * self.eval_seconds / wall,
+                wall,
+            )
         self.writer.flush()
         return TrainResult(
             frames=self.frames,
@@ -545,6 +577,7 @@ class Trainer(PopulationControl, Reporting):
             worker_restarts=self.worker_restarts,
             dropped_frames=self.dropped_frames,
             returns=tuple(m.returns.mean() for m in self.members),
+            eval_seconds=self.eval_seconds,
         )
 
     def close(self) -> None:
