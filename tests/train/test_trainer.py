@@ -119,6 +119,14 @@ def test_evaluations_keep_within_their_share_of_wall_time(toy_config, tmp_path):
     assert best["best_return"] == pytest.approx(max(e.value for e in evaluations))
 
 
+def test_a_run_stops_at_its_seconds(toy_config):
+    """run.seconds ends training when this session has trained that long, long before its
+    frames; the final checkpoint is written as usual."""
+    result = train(toy_config(frames=10**12, seconds=1.0, eval_episodes=0))
+    assert 0 < result.frames < 10**12 and result.seconds >= 1.0
+    assert result.checkpoint.is_file()
+
+
 def test_resume_continues_exactly(toy_config, tmp_path):
     """Train N, resume for M == train N + M straight, bit for bit (sync mode, toy env)."""
     batch = 4 * 8

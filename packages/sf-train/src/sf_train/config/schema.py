@@ -219,6 +219,9 @@ class RunConfig:
     """Folder of the run: config.json, checkpoints and TensorBoard events."""
     frames: int = 1_000_000
     """Environment frames (agent steps x frame_skip) to train for."""
+    seconds: float = 0.0
+    """Also stop after this many seconds of this session's training (0: no time limit); the
+    learning-rate schedule then advances with whichever of frames and seconds runs out first."""
     device: str = "auto"
     """'auto' (CUDA when present, else CPU), 'cpu', 'cuda' or 'cuda:N'."""
     seed: int = 0
@@ -418,6 +421,8 @@ def _validate_run(c: RunConfig, errors: list[str]) -> None:
         errors.append(f"run.device={c.device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'")
     if c.checkpoint_seconds < 0:
         errors.append(f"run.checkpoint_seconds={c.checkpoint_seconds}: use 0 (off) or more")
+    if c.seconds < 0:
+        errors.append(f"run.seconds={c.seconds}: use 0 (no time limit) or more")
     if c.eval_episodes < 0:
         errors.append(f"run.eval_episodes={c.eval_episodes}: use 0 (no evaluation) or more")
     if not 0 < c.eval_share <= 1:

@@ -32,6 +32,7 @@ RESUMABLE_FIELDS = frozenset(
     {
         "run.run_dir",
         "run.frames",
+        "run.seconds",
         "run.device",
         "run.torch_threads",
         "run.num_samplers",
@@ -40,6 +41,7 @@ RESUMABLE_FIELDS = frozenset(
         "run.checkpoint_seconds",
         "run.keep_checkpoints",
         "run.eval_episodes",
+        "run.eval_share",
         "run.eval_greedy",
         "env.worker_timeout",
         "env.worker_max_restarts",

@@ -447,7 +447,13 @@ class Trainer(PopulationControl, Reporting):
     # -- loops ---------------------------------------------------------------------------
 
     def _progress(self) -> float:
-        return min(1.0, self.frames / self.cfg.run.frames)
+        """How far training is, 0 to 1: by frames, or by seconds when those run out first."""
+        progress = self.frames / self.cfg.run.frames
+        if self.cfg.run.seconds > 0 and self._train_started is not None:
+            progress = max(
+                progress, (time.perf_counter() - self._train_started) / self.cfg.run.seconds
+            )
+        return min(1.0, progress)
 
     def request_stop(self) -> None:
         """Ends :meth:`train` after the current batch (e.g. from ``on_progress``), which then
@@ -455,7 +461,7 @@ class Trainer(PopulationControl, Reporting):
         self._stop_requested = True
 
     def _running(self) -> bool:
-        return self.frames < self.cfg.run.frames and not self._stop_requested
+        return self._progress() < 1.0 and not self._stop_requested
 
     def _train_sync(self) -> None:
         while self._running():
