@@ -1,0 +1,215 @@
+"""The scoreboard: sf-train on every Doom id, each for a fixed wall budget on this machine.
+
+For each id, one at a time: ``sf-train train --env ID --seconds BUDGET`` as a user runs it
+(the id's preset and the defaults), then ``sf-train eval --checkpoint best`` over
+``--episodes`` episodes (every env an equal share), a uniformly random policy over as many
+episodes in the same units, the final entropy of the policy (from its TensorBoard events), the
+share of wall time its in-training evaluations took, and a GIF of the best checkpoint
+(``sf-train enjoy``). Each id's result is appended to ``OUT/results.jsonl`` as soon as it is
+known, and ids already there are skipped, so a full pass can be done in several sittings;
+``OUT/scoreboard.md`` (the table) and ``OUT/scoreboard.png`` (IQM with its 95% interval against
+the random policy and the reference, where one is known) are written from all the results.
+
+    python benchmarks/scoreboard.py                                  # every id, 10 minutes each
+    python benchmarks/scoreboard.py --ids sf/DoomBasic-v0 --minutes 2 --out runs/scoreboard
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import sf_envs
+from sf_train.evaluate import evaluate_policy
+from sf_train.model.network import ActorCritic
+from sf_train.run.checkpoint import load_checkpoint
+from sf_train.run.folder import find_checkpoint, load_run_config
+
+#: Scores published or measured by a peer for the same task, in the env's own units, and where
+#: they come from. Only figures measured in these units belong here.
+REFERENCES: dict[str, tuple[float, str]] = {}
+
+
+def _sf_train(*args: str, logs: bool = False) -> str:
+    """What ``sf-train ARGS`` printed: its output, and with ``logs`` its log lines too."""
+    command = [sys.executable, "-m", "sf_train.cli", *args]
+    stderr = subprocess.STDOUT if logs else None
+    return subprocess.run(
+        command, check=True, text=True, stdout=subprocess.PIPE, stderr=stderr
+    ).stdout
+
+
+def _random_policy(run_dir: Path, episodes: int, seed: int) -> dict[str, Any]:
+    """A policy whose logits are all zero, sampled: uniform over the id's actions."""
+    cfg = load_run_config(run_dir)
+
+    def uniform(venv: Any) -> ActorCritic:
+        model = ActorCritic(venv.single_observation_space, venv.single_action_space, cfg.model)
+        model.actor.weight.data.zero_()
+        model.actor.bias.data.zero_()
+        return model
+
+    return evaluate_policy(cfg, uniform, episodes, greedy=False, seed=seed).summary()
+
+
+def _last_scalar(run_dir: Path, tag: str) -> float | None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0}).Reload()
+    if tag not in acc.Tags()["scalars"]:
+        return None
+    return float(acc.Scalars(tag)[-1].value)
+
+
+def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Trains, evaluates and films one id; the scoreboard's row for it."""
+    name = env_id.removeprefix("sf/").removesuffix("-v0")
+    run_dir = Path(args.runs) / name
+    if run_dir.exists():
+        raise SystemExit(f"{run_dir} exists from an unfinished pass: remove it to score {env_id}")
+    started = time.perf_counter()
+    train = ["train", "--env", env_id, "--run-dir", str(run_dir), "--frames", str(10**12)]
+    train += ["--seconds", str(args.minutes * 60), "--seed", str(args.seed)]
+    log = _sf_train(*train, logs=True)
+    wall = time.perf_counter() - started
+    evaluated = json.loads(
+        _sf_train(
+            "eval", str(run_dir), "--episodes", str(args.episodes), "--checkpoint", "best", "--json"
+        )
+    )
+    random = _random_policy(run_dir, args.episodes, seed=args.seed + 1)
+    gif = Path(args.out) / "gifs" / f"{name}.gif"
+    if not args.no_gif:
+        gif.parent.mkdir(parents=True, exist_ok=True)
+        _sf_train("enjoy", str(run_dir), "--out", str(gif), "--checkpoint", "best")
+    reference = REFERENCES.get(env_id)
+    return {
+        "env": env_id,
+        "date": time.strftime("%Y-%m-%d"),
+        "minutes": args.minutes,
+        "wall_seconds": wall,
+        "frames": _frames_of(run_dir),
+        "eval_share": _eval_share(log, wall),
+        "entropy": _last_scalar(run_dir, "losses/entropy"),
+        "best": evaluated,
+        "random": random,
+        "reference": None if reference is None else {"score": reference[0], "source": reference[1]},
+        "gif": None if args.no_gif else str(gif),
+    }
+
+
+def _frames_of(run_dir: Path) -> int:
+    """Frames trained, as the run's latest checkpoint records them."""
+    return int(load_checkpoint(find_checkpoint(run_dir, "latest"))["frames"])
+
+
+def _eval_share(log: str, wall: float) -> float | None:
+    """The run's own account of its evaluations (its last log line about them)."""
+    for line in reversed(log.splitlines()):
+        if "evaluating checkpoints took" in line:
+            return float(line.split("took", 1)[1].split(" s,", 1)[0]) / wall
+    return None
+
+
+def _interval(summary: dict[str, Any]) -> str:
+    low, high = summary["return_iqm_ci"]
+    return f"{summary['return_iqm']:.1f} [{low:.1f}, {high:.1f}]"
+
+
+def write_table(results: list[dict[str, Any]], out: Path) -> None:
+    lines = [
+        "| id | frames | IQM [95% CI] | mean | time-outs | random mean | reference | entropy "
+        "| eval share |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        ref = "-" if r["reference"] is None else "{score:g} ({source})".format(**r["reference"])
+        share = "-" if r["eval_share"] is None else f"{100 * r['eval_share']:.1f}%"
+        entropy = "-" if r["entropy"] is None else f"{r['entropy']:.3f}"
+        lines.append(
+            f"| `{r['env']}` | {r['frames']:,} | {_interval(r['best'])} "
+            f"| {r['best']['return_mean']:.1f} | {100 * r['best']['timeout_fraction']:.0f}% "
+            f"| {r['random']['return_mean']:.1f} "
+            f"| {ref} "
+            f"| {entropy} | {share} |"
+        )
+    (out / "scoreboard.md").write_text("\n".join(lines) + "\n")
+
+
+def write_plot(results: list[dict[str, Any]], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = min(4, len(results))
+    rows = math.ceil(len(results) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows), squeeze=False)
+    for ax in axes.flat[len(results) :]:
+        ax.axis("off")
+    for ax, r in zip(axes.flat, results, strict=False):
+        low, high = r["best"]["return_iqm_ci"]
+        iqm = r["best"]["return_iqm"]
+        ax.bar(["random", "sf-train"], [r["random"]["return_iqm"], iqm], color=["0.7", "C0"])
+        ax.errorbar([1], [iqm], yerr=[[iqm - low], [high - iqm]], color="k", capsize=4)
+        if r["reference"] is not None:
+            ax.axhline(r["reference"]["score"], color="C3", ls="--", label="reference")
+            ax.legend(fontsize=7)
+        ax.set_title(r["env"].removeprefix("sf/"), fontsize=8)
+        ax.tick_params(labelsize=7)
+    fig.suptitle(f"IQM of {results[0]['best']['episodes']} evaluation episodes, 95% CI", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "scoreboard.png", dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--ids",
+        nargs="+",
+        default=sf_envs.env_ids() + sf_envs.match_env_ids(),
+        help="ids to score (default: every single-player id and the one-agent match ids)",
+    )
+    parser.add_argument("--minutes", type=float, default=10.0, help="training budget per id")
+    parser.add_argument("--episodes", type=int, default=100, help="evaluation episodes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="runs/scoreboard", help="results, table, PNG, GIFs")
+    parser.add_argument("--runs", default="runs/scoreboard/runs", help="the training runs")
+    parser.add_argument("--no-gif", action="store_true", help="skip the GIFs")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results_file = out / "results.jsonl"
+    lines = results_file.read_text().splitlines() if results_file.exists() else []
+    results = [json.loads(line) for line in lines if line.strip()]
+    done = {r["env"] for r in results}
+    for env_id in args.ids:
+        if env_id in done:
+            print(f"{env_id}: scored already ({results_file}), skipped")
+            continue
+        print(f"{env_id}: training for {args.minutes:g} min", flush=True)
+        row = score_id(env_id, args)
+        with results_file.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        results.append(row)
+        print(
+            f"{env_id}: IQM {_interval(row['best'])}, random mean "
+            f"{row['random']['return_mean']:.1f}, entropy {row['entropy']}",
+            flush=True,
+        )
+    if results:
+        write_table(results, out)
+        write_plot(results, out)
+        print(f"table: {out / 'scoreboard.md'}, plot: {out / 'scoreboard.png'}")
+    print(f"{len(results)} ids scored in {results_file}")
+
+
+if __name__ == "__main__":
+    main()

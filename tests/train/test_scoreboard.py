@@ -1,0 +1,29 @@
+"""A tiny scoreboard pass: one id trained for seconds, scored, appended, then skipped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "scoreboard.py"
+
+
+def test_a_scoreboard_pass_scores_one_id_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "board"
+    command = [sys.executable, str(SCRIPT), "--ids", "sf/DoomBasic-v0", "--minutes", "0.1"]
+    command += ["--episodes", "4", "--out", str(out), "--runs", str(tmp_path / "runs")]
+    subprocess.run(command, check=True, timeout=600)
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["env"] == "sf/DoomBasic-v0" and row["frames"] > 0
+    assert row["best"]["episodes"] == 4 and row["random"]["episodes"] == 4
+    low, high = row["best"]["return_iqm_ci"]
+    assert low <= row["best"]["return_iqm"] <= high
+    assert row["entropy"] is not None and 0 <= row["eval_share"] <= 1
+    assert Path(row["gif"]).stat().st_size > 0
+    table = (out / "scoreboard.md").read_text()
+    assert "`sf/DoomBasic-v0`" in table and (out / "scoreboard.png").stat().st_size > 0
+    again = subprocess.run(command, check=True, timeout=600, capture_output=True, text=True)
+    assert "scored already" in again.stdout
+    assert len((out / "results.jsonl").read_text().splitlines()) == 1
