@@ -145,7 +145,9 @@ class Trainer(PopulationControl, Reporting):
         """The vector env this process steps; None with sampler processes (each steps its
         own, and :attr:`sampler` is their pool)."""
         try:
-            self.variable_names = game_variable_names(envs)
+            self.variable_names = (
+                envs.variable_names if isinstance(envs, SamplerPool) else game_variable_names(envs)
+            )
             count = cfg.algo.num_policies
             torch.manual_seed(cfg.run.seed)
             learning_envs = np.setdiff1d(np.arange(cfg.env.num_envs), opponent_envs)
