@@ -35,12 +35,7 @@ import numpy as np
 import torch
 
 from sf_train.algo.learner import Learner
-from sf_train.config.schema import (
-    Config,
-    ConfigError,
-    shaping_weights,
-    validate,
-)
+from sf_train.config.schema import Config, ConfigError, shaping_weights, validate
 from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.evaluate import evaluate_policy
 from sf_train.model.device import resolve_device
@@ -48,12 +43,7 @@ from sf_train.model.int8 import check_int8_support
 from sf_train.model.network import ActorCritic
 from sf_train.run.episodes import EpisodeWindow
 from sf_train.run.folder import checkpoints_of, policy_folder, prepare_run_folder
-from sf_train.run.members import (
-    Member,
-    Progress,
-    SharedWeights,
-    TrainResult,
-)
+from sf_train.run.members import Member, Progress, SharedWeights, TrainResult
 from sf_train.run.opponents import OpponentPool, opponent_envs_of
 from sf_train.run.population import MatchBook
 from sf_train.run.reporting import Reporting, open_summary_writer
@@ -467,18 +457,15 @@ class Trainer(PopulationControl, Reporting):
     def _running(self) -> bool:
         return self.frames < self.cfg.run.frames and not self._stop_requested
 
-    def _count(self, collected: CollectResult) -> None:
-        """Counts a trajectory batch's frames: the run's and each policy's (only here)."""
+    def _collected(self, sources: Sequence[int | PolicySource]) -> CollectResult:
+        """The next complete trajectory batch, its frames counted (the run's and each policy's:
+        nowhere else) and logged."""
+        collected = self.sampler.collect(sources)
         frame_skip = self.cfg.env.frame_skip
         self.frames += collected.env_steps * frame_skip
         for member, steps in zip(self.members, collected.policy_steps.tolist(), strict=True):
             member.frames += steps * frame_skip
             member.since.frames += steps * frame_skip
-
-    def _collected(self, sources: Sequence[int | PolicySource]) -> CollectResult:
-        """The next complete trajectory batch, counted and logged."""
-        collected = self.sampler.collect(sources)
-        self._count(collected)
         self._record_batch(collected)
         return collected
 

@@ -254,7 +254,7 @@ class Columns:
         if not filling:
             raise RuntimeError(
                 "every trajectory batch is in use: release() each collected batch after "
-                "training on it, or raise num_buffers"
+                "training on it, or raise num_batches"
             )
         return None
 

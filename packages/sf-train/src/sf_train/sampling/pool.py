@@ -126,7 +126,7 @@ def share_batch(batch: TrajectoryBatch) -> TrajectoryBatch:
             for tensor in value.values():
                 tensor.share_memory_()
         elif name == "obs" and value is not None:
-            raise TypeError(f"unexpected observation buffer {type(value)}")
+            raise TypeError(f"unexpected observation storage {type(value)}")
     return batch
 
 
