@@ -8,7 +8,7 @@ with the ``sample-factory`` preset on ``sf/DoomBasic-v0`` for each ``--num-envs`
 and prints each run's env frames/s over its timed window and its ratio to that limit, all
 measured in the same run.
 
-    python benchmarks/gpu_scale.py                 # the full sweep, about 7 minutes
+    python benchmarks/gpu_scale.py                 # the full sweep, about 10 minutes on a 16-core host
     python benchmarks/gpu_scale.py --quick         # 2 runs of a few seconds (CPU hosts, CI)
 """
 

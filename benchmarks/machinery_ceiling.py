@@ -75,7 +75,7 @@ TIMED: dict[str, list[tuple[type, str]]] = {
     "act": [(PolicyRunner, "decide"), (StackedRunner, "decide"), (Sampler, "_act")],
     "record": [(Sampler, "_record"), (Sampler, "_truncation_values"), (Sampler, "_decide")],
     "sampler loop": [(Sampler, "collect")],
-    "hand out": [(Columns, "take"), (Reporting, "_record_rollout"), (Sampler, "release")],
+    "hand out": [(Columns, "take"), (Reporting, "_record_batch"), (Sampler, "release")],
     "learner step": [(Learner, "train"), (SharedWeights, "publish")],
     "reports": [(Reporting, "_report"), (Trainer, "_maybe_checkpoint")],
 }

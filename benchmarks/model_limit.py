@@ -26,7 +26,7 @@ from gymnasium import spaces
 from sf_train.algo.learner import Learner
 from sf_train.config.presets import PRESETS
 from sf_train.model.network import ActorCritic
-from sf_train.sampling.buffer import TrajectoryBuffer
+from sf_train.sampling.batch import TrajectoryBatch
 
 
 def main() -> None:
@@ -48,7 +48,7 @@ def main() -> None:
     model = ActorCritic(obs_space, action_space, cfg.model)
     acting = model.acting_copy(args.precision).eval()
     learner = Learner(model, cfg.algo, torch.device("cpu"))
-    batch = TrajectoryBuffer(cfg.algo.rollout, args.num_envs, obs_space, (), model.rnn_size)
+    batch = TrajectoryBatch(cfg.algo.rollout, args.num_envs, obs_space, (), model.rnn_size)
     batch.obs.random_(0, 256)
     batch.actions.random_(0, 4)
     batch.log_probs.fill_(-1.386)  # log(1/4)

@@ -4,16 +4,19 @@ Toy doubles of the engine's behaviour; the real processes are in test_training_f
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import torch
 from test_sampler import TINY, assert_aligned_and_replayable
 from toy_env import ToyVecEnv
 
-from sf_train import evaluate
 from sf_train.model.network import ActorCritic
 from sf_train.sampling.sampler import Sampler
 
 EPISODE = 16
+# The module (``from sf_train import evaluate`` gives the function of that name).
+evaluate = importlib.import_module("sf_train.evaluate")
 
 
 class _StallingToyVecEnv(ToyVecEnv):
@@ -72,7 +75,7 @@ class _RestartingToyVecEnv(ToyVecEnv):
         return obs, reward, terminated, truncated, info
 
 
-def _sampler(venv: ToyVecEnv, T: int, num_buffers: int = 3) -> tuple[Sampler, ActorCritic]:
+def _sampler(venv: ToyVecEnv, T: int, num_batches: int = 3) -> tuple[Sampler, ActorCritic]:
     model = ActorCritic(venv.single_observation_space, venv.single_action_space, TINY)
     sampler = Sampler(
         venv,
@@ -80,34 +83,34 @@ def _sampler(venv: ToyVecEnv, T: int, num_buffers: int = 3) -> tuple[Sampler, Ac
         T=T,
         B=venv.num_envs,
         device=torch.device("cpu"),
-        num_buffers=num_buffers,
+        num_batches=num_batches,
         bootstrap_truncations=True,
     )
     sampler.start(seed=0)
     return sampler, model
 
 
-def test_stalled_envs_lose_their_columns_instead_of_exhausting_the_buffers():
-    """The healthy envs fill every free buffer while the oldest waits on the stalled ones;
+def test_stalled_envs_lose_their_columns_instead_of_exhausting_the_batches():
+    """The healthy envs fill every free batch while the oldest waits on the stalled ones;
     then they take over the stalled envs' columns, and batches keep coming."""
     venv = _StallingToyVecEnv(8, 2, episode_length=EPISODE, stalled=(0, 1))
     sampler, model = _sampler(venv, T=4)
     dropped = 0
     for _ in range(8):
-        rollout = sampler.collect(0)
-        assert_aligned_and_replayable(model, rollout.buffer)
-        dropped += rollout.dropped_steps
-        sampler.release(rollout.buffer)
+        collected = sampler.collect(0)
+        assert_aligned_and_replayable(model, collected.batch)
+        dropped += collected.dropped_steps
+        sampler.release(collected.batch)
     assert dropped > 0
     # The stalled envs come back and, once columns are free, record their steps again: none
     # is dropped any more.
     venv.resume()
     late_drops = []
     for _ in range(6):
-        rollout = sampler.collect(0)
-        assert_aligned_and_replayable(model, rollout.buffer)
-        late_drops.append(rollout.dropped_steps)
-        sampler.release(rollout.buffer)
+        collected = sampler.collect(0)
+        assert_aligned_and_replayable(model, collected.batch)
+        late_drops.append(collected.dropped_steps)
+        sampler.release(collected.batch)
     assert late_drops[-3:] == [0, 0, 0]
 
 
@@ -117,8 +120,8 @@ def test_trajectories_cut_by_a_worker_restart_are_dropped():
     sampler, model = _sampler(venv, T=T)
     dropped = 0
     for _ in range(6):
-        rollout = sampler.collect(0)
-        buf = rollout.buffer
+        collected = sampler.collect(0)
+        buf = collected.batch
         assert_aligned_and_replayable(model, buf)
         # Episodes end only where the toy ends them, after its last step: not at the cut.
         last = buf.obs["measurements"][:T, :, 0] == (EPISODE - 1) / EPISODE
@@ -126,8 +129,8 @@ def test_trajectories_cut_by_a_worker_restart_are_dropped():
         # The cut is no time limit: nothing bootstraps from the final_obs no game produced.
         assert (buf.truncation_values == 0).all()
         # The dead worker's partial episodes count in no return.
-        assert (rollout.episode_lengths == EPISODE).all()
-        dropped += rollout.dropped_steps
+        assert (collected.episodes.lengths == EPISODE).all()
+        dropped += collected.dropped_steps
         sampler.release(buf)
     assert venv.recvs > venv.at
     # Two trajectories cut, each after at most T steps (the last one's action was lost).

@@ -31,9 +31,9 @@ def test_sync_mode_has_zero_policy_lag():
     venv, sampler, learner = make(4, 4, AlgoConfig(num_epochs=1, num_minibatches=1))
     try:
         for _ in range(3):
-            rollout = sampler.collect(learner.version)
-            stats = learner.train(rollout.buffer)
-            sampler.release(rollout.buffer)
+            collected = sampler.collect(learner.version)
+            stats = learner.train(collected.batch)
+            sampler.release(collected.batch)
             assert stats["train/policy_lag_max"] == 0.0
             assert stats["train/stale_fraction"] == 0.0
     finally:
@@ -46,9 +46,9 @@ def test_async_lag_is_measured_and_stale_samples_masked():
     try:
         lags = []
         for _ in range(3):
-            rollout = sampler.collect(learner.version)
-            stats = learner.train(rollout.buffer)
-            sampler.release(rollout.buffer)
+            collected = sampler.collect(learner.version)
+            stats = learner.train(collected.batch)
+            sampler.release(collected.batch)
             lags.append(stats["train/policy_lag_max"])
     finally:
         venv.close()
@@ -94,8 +94,8 @@ def test_kl_adaptive_learner_moves_the_rate():
     )
     venv, sampler, learner = make(4, 4, algo)
     try:
-        rollout = sampler.collect(learner.version)
-        stats = learner.train(rollout.buffer)
+        collected = sampler.collect(learner.version)
+        stats = learner.train(collected.batch)
     finally:
         venv.close()
     assert stats["train/lr"] == pytest.approx(1e-4)
@@ -132,10 +132,10 @@ def test_short_synchronous_run_learns_the_toy_env(rnn, measurements, precision, 
     recent: list[float] = []
     try:
         for _ in range(150):
-            rollout = sampler.collect(learner.version)
-            learner.train(rollout.buffer)
-            sampler.release(rollout.buffer)
-            recent = (recent + list(rollout.episode_returns))[-16:]
+            collected = sampler.collect(learner.version)
+            learner.train(collected.batch)
+            sampler.release(collected.batch)
+            recent = (recent + list(collected.episodes.returns))[-16:]
             if len(recent) == 16 and np.mean(recent) >= 14.5:
                 break
     finally:
@@ -148,7 +148,7 @@ def learn_time_limit_task(
     algo: AlgoConfig, normalize_values: bool = False
 ) -> tuple[np.ndarray, list[float], Learner]:
     """100 synchronous updates on the toy task of reward 1 per right action, episodes cut
-    after 4 steps by a time limit; returns the last rollout's episode returns, each rollout's
+    after 4 steps by a time limit; returns the last batch's episode returns, each batch's
     mean recorded value and the learner."""
     model_cfg = ModelConfig(**{**TINY.__dict__, "rnn": False, "normalize_values": normalize_values})
     venv, sampler, learner = make(
@@ -157,13 +157,13 @@ def learn_time_limit_task(
     values: list[float] = []
     try:
         for _ in range(100):
-            rollout = sampler.collect(learner.version)
-            learner.train(rollout.buffer)
-            values.append(float(rollout.buffer.values.mean()))
-            sampler.release(rollout.buffer)
+            collected = sampler.collect(learner.version)
+            learner.train(collected.batch)
+            values.append(float(collected.batch.values.mean()))
+            sampler.release(collected.batch)
     finally:
         venv.close()
-    return rollout.episode_returns, values, learner
+    return collected.episodes.returns, values, learner
 
 
 @pytest.mark.parametrize("bootstrap", [True, False])

@@ -43,9 +43,9 @@ def test_every_policy_records_only_its_own_steps(batch_size, shuffle):
     venv = _ActionRecordingToyVecEnv(8, batch_size, episode_length=5, shuffle=shuffle)
     models = _models(venv, 3)
     pairing = _RecordingPairing(3)
-    # Enough buffers for one policy to hold every row (ceil(8 / 3)) and hand one out.
+    # Enough trajectory batches for one policy to hold every row (ceil(8 / 3)) and hand one out.
     sampler = Sampler(
-        venv, models, T=4, B=3, device=CPU, num_buffers=4, pairing=pairing, agents_per_game=2
+        venv, models, T=4, B=3, device=CPU, num_batches=4, pairing=pairing, agents_per_game=2
     )
     sampler.start(seed=0)
     batches = np.zeros(3, dtype=int)
@@ -54,28 +54,28 @@ def test_every_policy_records_only_its_own_steps(batch_size, shuffle):
     episodes = np.zeros(3, dtype=int)
     try:
         for _ in range(24):
-            rollout = sampler.collect([10, 20, 30])
-            p = rollout.policy
-            assert rollout.buffer.policy == p
+            collected = sampler.collect([10, 20, 30])
+            p = collected.policy
+            assert collected.batch.policy == p
             # Replaying with this policy's own weights reproduces every recorded step.
-            assert_aligned_and_replayable(models[p], rollout.buffer)
-            assert (rollout.buffer.policy_versions == 10 * (p + 1)).all()
-            assert set(rollout.episode_versions.tolist()) <= {10, 20, 30}
+            assert_aligned_and_replayable(models[p], collected.batch)
+            assert (collected.batch.policy_versions == 10 * (p + 1)).all()
+            assert set(collected.episodes.versions.tolist()) <= {10, 20, 30}
             np.testing.assert_array_equal(
-                rollout.episode_versions, 10 * (rollout.episode_policies + 1)
+                collected.episodes.versions, 10 * (collected.episodes.policies + 1)
             )
             batches[p] += 1
-            steps += rollout.policy_steps
-            dropped += rollout.dropped_steps
+            steps += collected.policy_steps
+            dropped += collected.dropped_steps
             # A row that left for another policy closed its column at its episode's end.
-            valid = rollout.buffer.valid
+            valid = collected.batch.valid
             assert (valid[0]).all() and (valid[1:] <= valid[:-1]).all()
-            ends = rollout.buffer.dones
+            ends = collected.batch.dones
             for c in torch.nonzero(~valid.all(0)).flatten().tolist():
                 last = int(valid[:, c].sum()) - 1
                 assert ends[last, c]
-            episodes += np.bincount(rollout.episode_policies, minlength=3)
-            sampler.release(rollout.buffer)
+            episodes += np.bincount(collected.episodes.policies, minlength=3)
+            sampler.release(collected.batch)
     finally:
         venv.close()
     assert (batches > 0).all()
@@ -96,11 +96,11 @@ def test_rows_change_policy_only_at_episode_starts():
         with torch.no_grad():
             model.actor.weight.zero_()
             model.actor.bias[:] = torch.tensor([30.0, -30.0] if action == 0 else [-30.0, 30.0])
-    sampler = Sampler(venv, models, T=4, B=2, device=CPU, num_buffers=4, agents_per_game=2)
+    sampler = Sampler(venv, models, T=4, B=2, device=CPU, num_batches=4, agents_per_game=2)
     sampler.start(seed=0)
     try:
         for _ in range(20):
-            sampler.release(sampler.collect([0, 0]).buffer)
+            sampler.release(sampler.collect([0, 0]).batch)
     finally:
         venv.close()
     for env, actions in venv.sent.items():
@@ -119,16 +119,16 @@ def test_shaping_weights_change_the_reward_the_learner_sees():
     shaped_episodes = []
     try:
         for _ in range(12):
-            rollout = sampler.collect([0, 0])
-            buf = rollout.buffer
+            collected = sampler.collect([0, 0])
+            buf = collected.batch
             earned = (buf.actions == _bright_side(buf.obs[: buf.T])).float()
-            factor = 1.5 if rollout.policy == 1 else 1.0
+            factor = 1.5 if collected.policy == 1 else 1.0
             played = buf.valid
             torch.testing.assert_close(buf.rewards[played], (earned * factor)[played])
             for policy, shaping, ret in zip(
-                rollout.episode_policies,
-                rollout.episode_shaping,
-                rollout.episode_returns,
+                collected.episodes.policies,
+                collected.episodes.shaping,
+                collected.episodes.returns,
                 strict=True,
             ):
                 assert shaping == pytest.approx(0.5 * ret if policy == 1 else 0.0)

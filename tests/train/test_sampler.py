@@ -30,11 +30,11 @@ def test_batches_are_aligned_and_replayable(batch_size, shuffle, measurements):
     sampler.start(seed=1)
     try:
         for _ in range(4):
-            rollout = sampler.collect(policy_version=3)
-            assert_aligned_and_replayable(model, rollout.buffer)
-            assert (rollout.buffer.policy_versions == 3).all()
-            assert (rollout.episode_lengths == 5).all()
-            sampler.release(rollout.buffer)
+            collected = sampler.collect(policy_version=3)
+            assert_aligned_and_replayable(model, collected.batch)
+            assert (collected.batch.policy_versions == 3).all()
+            assert (collected.episodes.lengths == 5).all()
+            sampler.release(collected.batch)
     finally:
         venv.close()
 
@@ -59,18 +59,18 @@ def test_episode_ends_every_episode_length_steps():
     model = ActorCritic(venv.single_observation_space, venv.single_action_space, TINY)
     sampler = Sampler(venv, model, T=6, B=4, device=torch.device("cpu"))
     sampler.start(seed=0)
-    rollout = sampler.collect(policy_version=0)
+    collected = sampler.collect(policy_version=0)
     expected = torch.tensor([False, False, True] * 2).unsqueeze(1).expand(6, 4)
-    assert torch.equal(rollout.buffer.dones, expected)
-    assert rollout.env_steps == 24
-    assert len(rollout.episode_returns) == 8
-    np.testing.assert_array_equal(rollout.episode_lengths, 3)
+    assert torch.equal(collected.batch.dones, expected)
+    assert collected.env_steps == 24
+    assert len(collected.episodes.returns) == 8
+    np.testing.assert_array_equal(collected.episodes.lengths, 3)
 
 
-def test_unreleased_buffers_are_reported():
+def test_unreleased_batches_are_reported():
     venv = ToyVecEnv(2)
     model = ActorCritic(venv.single_observation_space, venv.single_action_space, TINY)
-    sampler = Sampler(venv, model, T=2, B=2, device=torch.device("cpu"), num_buffers=2)
+    sampler = Sampler(venv, model, T=2, B=2, device=torch.device("cpu"), num_batches=2)
     sampler.start(seed=0)
     sampler.collect(0)
     with pytest.raises(RuntimeError, match="release"):
@@ -108,7 +108,7 @@ def test_time_limit_cuts_store_the_value_of_the_final_observation(bootstrap):
         venv, model, T=6, B=4, device=torch.device("cpu"), bootstrap_truncations=bootstrap
     )
     sampler.start(seed=0)
-    buf = sampler.collect(policy_version=0).buffer
+    buf = sampler.collect(policy_version=0).batch
     # Every episode ends by the time limit after 3 steps: cells t = 2 and 5 of every column.
     cut = torch.tensor([False, False, True] * 2).unsqueeze(1).expand(6, 4)
     assert torch.equal(buf.dones, cut)
@@ -154,7 +154,7 @@ def test_a_doom_match_cut_by_its_time_limit_is_bootstrapped():
             venv, model, T=30, B=1, device=torch.device("cpu"), bootstrap_truncations=True
         )
         sampler.start(seed=0)
-        buf = sampler.collect(policy_version=0).buffer
+        buf = sampler.collect(policy_version=0).batch
     finally:
         venv.close()
     ends = torch.nonzero(buf.dones[:, 0]).flatten().tolist()
@@ -189,9 +189,9 @@ def test_opponent_envs_are_played_by_the_opponent_and_never_recorded():
     sampler.start(seed=0)
     T, steps, episodes = 6, 0, 0
     for _ in range(3):
-        rollout = sampler.collect(policy_version=0)
-        steps += rollout.env_steps
-        buf = rollout.buffer
+        collected = sampler.collect(policy_version=0)
+        steps += collected.env_steps
+        buf = collected.batch
         # Two columns, the learning envs' (0 and 2): the usual replay checks hold for them.
         assert buf.B == 2
         expected = (buf.actions == bright_side(buf.obs[:T])).float()
@@ -199,7 +199,7 @@ def test_opponent_envs_are_played_by_the_opponent_and_never_recorded():
         with torch.no_grad():
             out = model.forward_sequence(buf.obs, buf.rnn_state, buf.resets())
         torch.testing.assert_close(out.values[:T], buf.values, atol=1e-5, rtol=1e-5)
-        episodes += len(rollout.episode_returns)
+        episodes += len(collected.episodes.returns)
         sampler.release(buf)
     assert steps == len(venv.sent[0]) + len(venv.sent[2])  # steps count the learning envs
     assert steps - 2 * 3 < episodes * 3 <= steps  # and so do episodes (3 steps each)

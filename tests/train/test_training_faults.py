@@ -161,7 +161,7 @@ def test_a_killed_worker_is_restarted_and_training_goes_on(tmp_path, caplog):
 
 
 def test_a_hung_worker_neither_starves_nor_stops_training(tmp_path, caplog):
-    """The stopped worker's envs hold the oldest batch while the others fill every other buffer;
+    """The stopped worker's envs hold the oldest batch while the others fill every other batch;
     their columns go to the healthy envs, and the worker is replaced after worker_timeout."""
     caplog.set_level(logging.WARNING)
 

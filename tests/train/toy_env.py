@@ -223,7 +223,7 @@ class ToyVecEnv:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything that decides future steps, so a trainer can resume a run exactly
-        (:class:`sf_train.sampling.sampler.StatefulEnv`)."""
+        (:class:`sf_train.sampling.protocols.StatefulEnv`)."""
         state: dict[str, Any] = {k: getattr(self, k).copy() for k in _STATE_ARRAYS}
         state["rng"] = self._rng.bit_generator.state
         state["ready"] = list(self._ready)

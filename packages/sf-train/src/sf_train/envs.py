@@ -1,9 +1,9 @@
 """The one place that turns an :class:`EnvConfig` into environments.
 
 Any gymnasium id whose registration has a ``vector_entry_point`` with the engine's async
-``send``/``recv`` face (:class:`~sf_train.sampling.sampler.AsyncVectorEnv`): the ``sf/Doom*-v0`` ids of
-sf-envs, or ``MODULE:ID``, which imports MODULE so that it registers ID, as ``gymnasium.make``
-does. Every env is given the same keyword arguments: ``frame_skip``, ``obs_size``,
+``send``/``recv`` face (:class:`~sf_train.sampling.protocols.AsyncVectorEnv`): the
+``sf/Doom*-v0`` ids of sf-envs, or ``MODULE:ID``, which imports MODULE so that it registers
+ID, as ``gymnasium.make`` does. Every env is given the same keyword arguments: ``frame_skip``, ``obs_size``,
 ``grayscale`` and the ``env_options``; frames are counted as agent steps x ``frame_skip``.
 The vector env also gets ``step_timeout_s`` and ``max_restarts`` (the sf-envs engine's names)
 when ``worker_timeout`` / ``worker_max_restarts`` are set.
@@ -19,7 +19,7 @@ from gymnasium.envs.registration import EnvSpec
 
 from sf_envs.errors import OptionError
 from sf_train.config.schema import EnvConfig
-from sf_train.sampling.sampler import AsyncVectorEnv
+from sf_train.sampling.protocols import AsyncVectorEnv
 
 __all__ = [
     "agents_per_game",

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -26,6 +27,10 @@ from sf_league.population.shards import ShardConfig, ShardedTrainer
 from sf_league.population.training import MemberView, PopulationConfig, PopulationTrainer
 from sf_league.store import LeagueStore
 from sf_league.tournament.ray_games import ray_session
+
+if TYPE_CHECKING:
+    from sf_train.config.schema import Config
+    from sf_train.run.members import Progress
 
 __all__ = [
     "add_lineage_parser",
@@ -328,7 +333,9 @@ def run_train(argv: list[str], console: Console) -> int:
         split = ShardConfig(args.shards, args.guests, interval, args.shard_cpus)
         session = ray_session(args.ray or None)
 
-        def make_trainer(train: Any, resume: bool, on_progress: Any) -> ShardedTrainer:
+        def make_trainer(
+            train: Config, resume: bool, on_progress: Callable[[Progress | None], None]
+        ) -> ShardedTrainer:
             return ShardedTrainer(train, split, on_progress, resume)
 
     with (

@@ -34,11 +34,18 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sf_league.tournament.ray_games import ClusterError, import_ray
+
+if TYPE_CHECKING:
+    from sf_train.config.schema import Config
+    from sf_train.run.checkpoint import Checkpoints
+    from sf_train.run.members import TrainResult
+    from sf_train.run.population import MatchRecord, PolicyStats
+    from sf_train.sampling.protocols import Pairing
 
 __all__ = ["ShardConfig", "ShardedTrainer"]
 
@@ -87,7 +94,7 @@ class ShardConfig:
 class _Shard:
     """One shard's trainer inside a Ray actor (wrapped by :func:`ray.remote` on the driver)."""
 
-    def __init__(self, cfg: Any, members: int) -> None:
+    def __init__(self, cfg: Config, members: int) -> None:
         from sf_train.run.trainer import Trainer
 
         self.members = members
@@ -162,17 +169,21 @@ class _Shard:
 
 @dataclasses.dataclass
 class _Mirror:
-    """The driver's view of one member: its index, frames and checkpoints (on the driver)."""
+    """The driver's view of one member: its index, frames, checkpoints (on the driver) and the
+    mean return its latest checkpoint was saved with (a
+    :class:`~sf_train.run.steering.SteeredMember`)."""
 
     index: int
-    checkpoints: Any
+    checkpoints: Checkpoints
     frames: int = 0
+    mean_return: float | None = None
 
 
 class ShardedTrainer:
     """The members of ``cfg`` trained in ``split.shards`` Ray actors, with the face of one
     :class:`~sf_train.run.trainer.Trainer` that :class:`~sf_league.population.training.PopulationTrainer`
-    uses. Needs a connected Ray session (:func:`sf_league.tournament.ray_games.ray_session`).
+    uses (:class:`~sf_train.run.steering.SteerableTrainer`). Needs a connected Ray session
+    (:func:`sf_league.tournament.ray_games.ray_session`).
 
     Args:
         cfg: The whole population's sf-train config (``num_envs``, ``frames`` and
@@ -191,9 +202,9 @@ class ShardedTrainer:
 
     def __init__(
         self,
-        cfg: Any,
+        cfg: Config,
         split: ShardConfig,
-        on_progress: Callable[[Any], None] | None = None,
+        on_progress: Callable[[None], None] | None = None,
         resume: bool = False,
     ) -> None:
         from torch.utils.tensorboard import SummaryWriter
@@ -232,7 +243,6 @@ class ShardedTrainer:
             for g in range(total)
         ]
         self.frames = self.start_frames
-        self._returns: list[float | None] = [None] * total
         self._shards: list[Any] = []
         self.writer = SummaryWriter(str(run_dir))
         self._rng = np.random.default_rng(cfg.run.seed + 3)
@@ -275,8 +285,8 @@ class ShardedTrainer:
 
     @staticmethod
     def _shard_config(
-        cfg: Any, split: ShardConfig, guests: int, frames: int, folder: Path, shard: int
-    ) -> Any:
+        cfg: Config, split: ShardConfig, guests: int, frames: int, folder: Path, shard: int
+    ) -> Config:
         from sf_train.envs import agents_per_game
 
         shards = split.shards
@@ -320,9 +330,9 @@ class ShardedTrainer:
             return shard * self.per_shard + local
         return self.guests[shard][local - self.per_shard]
 
-    # -- the population API of sf_train.run.trainer.Trainer ----------------------------------
+    # -- the population API of sf_train.run.steering.SteerableTrainer -----------------------
 
-    def take_stats(self) -> list[Any]:
+    def take_stats(self) -> list[PolicyStats]:
         stats = []
         for shard, found in enumerate(self._on_every_shard("take_stats")):
             for s in found[: self.per_shard]:
@@ -331,7 +341,7 @@ class ShardedTrainer:
                 stats.append(dataclasses.replace(s, policy=policy))
         return stats
 
-    def take_matches(self) -> list[Any]:
+    def take_matches(self) -> list[MatchRecord]:
         matches = []
         for shard, found in enumerate(self._on_every_shard("take_matches")):
             for m in found:
@@ -361,6 +371,20 @@ class ShardedTrainer:
         state = from_shard.call.remote("export_policy", from_local)
         self._ray.get(to_shard.call.remote("import_policy", to_local, state))
 
+    def freeze(self, policy: int, frozen: bool = True) -> None:
+        self._call(policy, "freeze", frozen)
+
+    def set_pairing(self, pairing: Pairing) -> None:
+        """Refused: each shard pairs its own games; other shards' members come as guests."""
+        from sf_train.config.schema import ConfigError
+
+        raise ConfigError(
+            [
+                "a custom pairing with shards: each shard pairs its own games and meets the "
+                "others' members as --guests; train without --ray to choose the pairing"
+            ]
+        )
+
     def exchange_snapshots(self) -> None:
         """Draws each shard's guests anew among the other shards' members and sends them their
         weights (each member exported at most once per exchange)."""
@@ -383,9 +407,12 @@ class ShardedTrainer:
             "; ".join(f"shard {k}: {g}" for k, g in enumerate(self.guests)),
         )
 
-    def save_checkpoint(self) -> Path:
+    #: Shards checkpoint without evaluating (members are judged by the league's games).
+    eval_seconds = 0.0
+
+    def save_checkpoint(self, final: bool = False) -> Path:
         """Writes every member's checkpoint into the population's run folder on the driver;
-        returns the first member's."""
+        returns the first member's. Nothing is evaluated, ``final`` or not."""
         self._refresh()
         paths = []
         for shard, states in enumerate(self._on_every_shard("member_states")):
@@ -393,7 +420,7 @@ class ShardedTrainer:
                 member = self.members[shard * self.per_shard + local]
                 state["frames"] = self.frames
                 paths.append(member.checkpoints.save(state, self.frames, score))
-                self._returns[member.index] = score
+                member.mean_return = score
         return paths[0]
 
     def _refresh(self) -> None:
@@ -407,11 +434,11 @@ class ShardedTrainer:
     def request_stop(self) -> None:
         self._on_every_shard("request_stop")
 
-    def train(self) -> Any:
+    def train(self) -> TrainResult:
         """Trains every shard to its share of the frames, steering the population from here
         meanwhile (``on_progress``, snapshot exchanges, a checkpoint of every member on the
         driver every ``checkpoint_every`` frames); then saves every member."""
-        from sf_train.run.members import TrainResult
+        from sf_train.run.steering import end_training
 
         start, start_frames = time.perf_counter(), self.frames
         pending = [s.train.remote() for s in self._shards]
@@ -427,17 +454,7 @@ class ShardedTrainer:
                 self._next_checkpoint = _next(self.frames, self.cfg.run.checkpoint_every)
             if self.on_progress is not None:
                 self.on_progress(None)
-        seconds = time.perf_counter() - start
-        checkpoint = self.save_checkpoint()
-        self.writer.flush()
-        return TrainResult(
-            frames=self.frames,
-            seconds=seconds,
-            fps=(self.frames - start_frames) / seconds if seconds > 0 else 0.0,
-            mean_return=self._returns[0],
-            checkpoint=checkpoint,
-            returns=tuple(self._returns),
-        )
+        return end_training(self, start, start_frames)
 
     def close(self) -> None:
         """Closes every shard's envs, then ends the actors; idempotent."""

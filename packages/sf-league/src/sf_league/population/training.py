@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -55,6 +55,14 @@ from sf_league.store import (
     PlayerRecord,
     Seat,
 )
+
+if TYPE_CHECKING:
+    from sf_train.config.schema import Config
+    from sf_train.run.members import Progress, TrainResult
+    from sf_train.run.steering import SteerableTrainer
+
+    MakeTrainer = Callable[[Config, bool, Callable[[Progress | None], None]], SteerableTrainer]
+    """Builds a trainer as ``make_trainer(train_config, resume, on_progress)``."""
 
 __all__ = [
     "TRAINING",
@@ -93,7 +101,7 @@ class PopulationConfig:
         gauntlet: Members' games against fixed opponents during training.
     """
 
-    train: Any
+    train: Config
     db: str
     pbt: PBTConfig = field(default_factory=PBTConfig)
     snapshots: SnapshotConfig = field(default_factory=SnapshotConfig)
@@ -124,8 +132,9 @@ class PopulationTrainer:
         on_view: Called with every member's :class:`MemberView` after each PBT step and at
             least every ``view_seconds``.
         view_seconds: Seconds between two calls of ``on_view``.
-        make_trainer: Builds the trainer as ``make_trainer(train_config, resume, on_progress)``;
-            None: one sf-train :class:`~sf_train.run.trainer.Trainer` in this process
+        make_trainer: Builds the trainer as ``make_trainer(train_config, resume, on_progress)``,
+            any :class:`~sf_train.run.steering.SteerableTrainer`; None: one sf-train
+            :class:`~sf_train.run.trainer.Trainer` in this process
             (:class:`sf_league.population.shards.ShardedTrainer` spreads it over a Ray cluster).
     """
 
@@ -135,7 +144,7 @@ class PopulationTrainer:
         resume: bool = False,
         on_view: Callable[[list[MemberView]], None] | None = None,
         view_seconds: float = 30.0,
-        make_trainer: Callable[..., Any] | None = None,
+        make_trainer: MakeTrainer | None = None,
     ) -> None:
         from sf_envs.match.scenarios import MatchConfig
         from sf_train.config.schema import ConfigError, shaping_weights
@@ -184,7 +193,9 @@ class PopulationTrainer:
         )
         self.store = LeagueStore(cfg.db)
         try:
-            self.trainer = (make_trainer or Trainer)(train_cfg, resume, self._between_batches)
+            self.trainer: SteerableTrainer = (make_trainer or Trainer)(
+                train_cfg, resume, self._between_batches
+            )
         except BaseException:
             self.store.close()
             raise
@@ -436,7 +447,7 @@ class PopulationTrainer:
 
     # -- the loop ----------------------------------------------------------------------
 
-    def _between_batches(self, progress: Any) -> None:
+    def _between_batches(self, progress: Progress | None) -> None:
         self._record_matches()
         trainer = self.trainer
         for s in trainer.take_stats():
@@ -497,7 +508,7 @@ class PopulationTrainer:
         """Ends :meth:`train` after the current batch; every member's checkpoint is written."""
         self._stop_requested = True
 
-    def train(self) -> Any:
+    def train(self) -> TrainResult:
         """Trains to the configured frames (or until :meth:`request_stop`, e.g. on Ctrl-C);
         the trainer writes every member's final checkpoint. Returns its ``TrainResult``."""
         previous = signal.getsignal(signal.SIGINT)

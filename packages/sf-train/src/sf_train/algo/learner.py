@@ -21,7 +21,7 @@ from sf_train.algo.losses import (
 from sf_train.algo.vtrace import vtrace
 from sf_train.config.schema import AlgoConfig
 from sf_train.model.network import ActorCritic
-from sf_train.sampling.buffer import TrajectoryBuffer
+from sf_train.sampling.batch import TrajectoryBatch
 
 __all__ = ["LR_MAX", "LR_MIN", "Learner", "adapt_learning_rate", "learning_rate"]
 
@@ -150,7 +150,7 @@ class Learner:
         }
         return loss, stats
 
-    def train(self, batch: TrajectoryBuffer, progress: float = 0.0) -> dict[str, float]:
+    def train(self, batch: TrajectoryBatch, progress: float = 0.0) -> dict[str, float]:
         """Runs ``num_epochs`` x ``num_minibatches`` optimiser steps on ``batch``.
 
         Args:

@@ -134,6 +134,12 @@ class Member:
         self.since = Counts()
         self.frozen = False  # plays, does not learn (Trainer.freeze)
 
+    @property
+    def mean_return(self) -> float | None:
+        """Its mean return over the last episodes, an equal share from every env; None until
+        every env ended one (:class:`~sf_train.run.episodes.EpisodeWindow`)."""
+        return self.returns.mean()
+
 
 @dataclass
 class Counts:

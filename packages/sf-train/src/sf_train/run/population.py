@@ -3,8 +3,9 @@
 A league (sf-league's population training) steers a running :class:`~sf_train.run.trainer.Trainer`
 through a small API: it reads each policy's statistics and the matches played since it last
 asked, sets a policy's hyperparameters and shaping weights, copies one policy over another
-(exploit) and chooses who meets whom (:data:`~sf_train.sampling.sampler.Pairing`). This module holds the
-data those calls exchange; sf-train knows nothing of leagues.
+(exploit) and chooses who meets whom (:data:`~sf_train.sampling.protocols.Pairing`). The calls
+are :class:`~sf_train.run.steering.SteerableTrainer`; this module holds the data they exchange.
+sf-train knows nothing of leagues.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ class MatchBook:
         returns: np.ndarray,
         variables: np.ndarray | None,
     ) -> None:
-        """Records ended episodes (one row each, as in a :class:`~sf_train.sampling.sampler.Rollout`)."""
+        """Records ended episodes (one row each, as in
+        :class:`~sf_train.sampling.batch.Episodes`)."""
         for i, env in enumerate(env_ids.tolist()):
             game, seat = divmod(env, self.agents)
             named = (

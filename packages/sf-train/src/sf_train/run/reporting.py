@@ -16,7 +16,8 @@ from torch.utils.tensorboard import SummaryWriter
 
 from sf_train.config.schema import Config, config_to_dict
 from sf_train.run.members import Member, Progress
-from sf_train.sampling.rollout import RestartingEnv, Rollout
+from sf_train.sampling.batch import CollectResult, Episodes
+from sf_train.sampling.protocols import RestartingEnv
 
 __all__ = ["Reporting", "open_summary_writer"]
 
@@ -55,25 +56,24 @@ class Reporting:
     dropped_frames: int
     """Frames discarded because of faults in this session (``perf/dropped_frames``)."""
 
-    def _start_reporting(self) -> None:
-        """Sets the counters and windows this mixin keeps (from the trainer's ``__init__``)."""
+    def _start_reporting(self, envs: object) -> None:
+        """Sets the counters and windows this mixin keeps (from the trainer's ``__init__``);
+        ``envs`` steps the envs (the vector env, or the sampler processes) and may count
+        restarts (:class:`~sf_train.sampling.protocols.RestartingEnv`)."""
         self._fps_window: collections.deque[tuple[float, int]] = collections.deque(maxlen=20)
         self._last_lag: float | None = None
         self.worker_restarts = 0
         self.dropped_frames = 0
-        self._counts_restarts = isinstance(self.venv, RestartingEnv)
+        self._restarting = envs if isinstance(envs, RestartingEnv) else None
 
     def _tag(self, member: Member, tag: str) -> str:
         """TensorBoard tag of a policy's series: as is for one policy, ``p<i>/...`` else."""
         return tag if self.num_policies == 1 else f"p{member.index}/{tag}"
 
-    def _record_rollout(self, rollout: Rollout) -> None:
+    def _record_batch(self, collected: CollectResult) -> None:
+        """Logs what collecting a trajectory batch did (the trainer has counted its frames)."""
         frame_skip = self.cfg.env.frame_skip
-        self.frames += rollout.env_steps * frame_skip
-        for member, steps in zip(self.members, rollout.policy_steps.tolist(), strict=True):
-            member.frames += steps * frame_skip
-            member.since.frames += steps * frame_skip
-        self._record_faults(rollout)
+        self._record_faults(collected)
         now = time.perf_counter()
         self._fps_window.append((now, self.frames))
         (t0, f0) = self._fps_window[0]
@@ -82,38 +82,35 @@ class Reporting:
             fps = (self.frames - f0) / (now - t0)
             write("perf/fps", fps, self.frames)
             write("charts/SPS", fps / frame_skip, self.frames)  # CleanRL's tag
-        if not len(rollout.episode_returns):
+        episodes = collected.episodes
+        if not len(episodes):
             return
-        variables = rollout.episode_variables
+        variables = episodes.variables
         if variables is not None and variables.shape[1] != len(self.variable_names):
             variables = None
         self.matches.add(
-            rollout.episode_env_ids,
-            rollout.episode_policies,
-            rollout.episode_versions,
-            rollout.episode_returns,
-            variables,
+            episodes.env_ids, episodes.policies, episodes.versions, episodes.returns, variables
         )
         for member in self.members:
-            ended = rollout.episode_policies == member.index
+            ended = episodes.policies == member.index
             if ended.any():
-                self._record_episodes(member, rollout, ended, variables)
+                self._record_episodes(member, episodes, ended, variables)
 
     def _record_episodes(
-        self, member: Member, rollout: Rollout, ended: np.ndarray, variables: np.ndarray | None
+        self, member: Member, episodes: Episodes, ended: np.ndarray, variables: np.ndarray | None
     ) -> None:
-        """Logs one policy's episodes that ended (``ended``: their rows in the rollout)."""
+        """Logs one policy's episodes that ended (``ended``: their rows in ``episodes``)."""
         write = self.writer.add_scalar
         tag = functools.partial(self._tag, member)
-        env_ids, returns = rollout.episode_env_ids[ended], rollout.episode_returns[ended]
+        env_ids, returns = episodes.env_ids[ended], episodes.returns[ended]
         member.returns.add(env_ids, returns)
-        member.lengths.add(env_ids, rollout.episode_lengths[ended])
+        member.lengths.add(env_ids, episodes.lengths[ended])
         if member.returns.ready:
             write(tag("charts/episodic_return"), member.returns.mean(), self.frames)
             write(tag("charts/episodic_length"), member.lengths.mean(), self.frames)
         # The plain mean of the episodes in the order they ended, for comparison.
         write(tag("charts/episodic_return_by_completion"), float(returns.mean()), self.frames)
-        shaping = rollout.episode_shaping[ended]
+        shaping = episodes.shaping[ended]
         member.since.episodes += len(returns)
         member.since.shaping += float(shaping.sum())
         if any(w for w in member.shaping.values()):
@@ -129,13 +126,13 @@ class Reporting:
             member.since.objectives += len(objective)
             write(tag("charts/true_objective"), float(objective.mean()), self.frames)
 
-    def _record_faults(self, rollout: Rollout) -> None:
+    def _record_faults(self, collected: CollectResult) -> None:
         """Logs worker restarts and the experience they cost (also to TensorBoard)."""
-        self.dropped_frames += rollout.dropped_steps * self.cfg.env.frame_skip
+        self.dropped_frames += collected.dropped_steps * self.cfg.env.frame_skip
         self.writer.add_scalar("perf/dropped_frames", self.dropped_frames, self.frames)
-        if not self._counts_restarts:
+        if self._restarting is None:
             return
-        restarts = self.venv.worker_restarts  # type: ignore[attr-defined]
+        restarts = self._restarting.worker_restarts
         if restarts > self.worker_restarts:
             log.warning(
                 "%d vector worker restart(s) at %d frames (%d in this session): their envs' "

@@ -1,22 +1,166 @@
 """The league's side of a :class:`~sf_train.run.trainer.Trainer`: what a population driver reads
 (stats, matches) and steers (hyperparameters, shaping, copies of policies between trainers,
-frozen policies) between batches. A mixin of the trainer, whose state it uses."""
+frozen policies) between batches.
+
+- :class:`SteerableTrainer`: that face as a Protocol, all a driver may rely on. The trainer of
+  one process satisfies it, and so may any class that spreads a population over processes or
+  machines (sf-league's shards), which sf-train need not know.
+- :func:`end_training`: how every ``train()`` call of such a trainer ends.
+- :class:`PopulationControl`: the face's per-policy controls, a mixin of the trainer, whose
+  state it uses.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 import torch
+from torch.utils.tensorboard import SummaryWriter
 
 from sf_train.algo.learner import learning_rate
 from sf_train.config.schema import ConfigError, validate
-from sf_train.run.members import Counts
+from sf_train.run.checkpoint import Checkpoints
+from sf_train.run.members import Counts, TrainResult
 from sf_train.run.population import HYPERPARAMETERS, MatchRecord, PolicyStats
+from sf_train.sampling.protocols import Pairing
 
-__all__ = ["PopulationControl", "tree_map"]
+__all__ = [
+    "PopulationControl",
+    "SteerableTrainer",
+    "SteeredMember",
+    "end_training",
+    "tree_map",
+]
+
+log = logging.getLogger(__name__)
+
+
+class SteeredMember(Protocol):
+    """What a population driver reads of one policy of a :class:`SteerableTrainer`."""
+
+    @property
+    def index(self) -> int:
+        """The policy's index in its trainer."""
+        ...
+
+    @property
+    def frames(self) -> int:
+        """Env frames it played in the whole run."""
+        ...
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """Its checkpoints (``latest()`` after :meth:`SteerableTrainer.save_checkpoint`)."""
+        ...
+
+    @property
+    def mean_return(self) -> float | None:
+        """Its mean return over the last episodes of every env (None before there are any)."""
+        ...
+
+
+class SteerableTrainer(Protocol):
+    """What a population driver needs of a trainer, called between two of its batches (from
+    ``on_progress``) or around :meth:`train`; see :mod:`sf_train.run.population` for the data
+    it exchanges. :class:`~sf_train.run.trainer.Trainer` satisfies it."""
+
+    @property
+    def frames(self) -> int:
+        """Env frames trained on so far, over every session and policy."""
+        ...
+
+    @property
+    def members(self) -> Sequence[SteeredMember]:
+        """Every policy, in order."""
+        ...
+
+    @property
+    def writer(self) -> SummaryWriter:
+        """The run's event file, which the driver logs into too."""
+        ...
+
+    def take_stats(self) -> list[PolicyStats]: ...
+
+    def take_matches(self) -> list[MatchRecord]: ...
+
+    def hyperparameters(self, policy: int) -> dict[str, float]: ...
+
+    def set_hyperparameters(self, policy: int, values: dict[str, float]) -> None: ...
+
+    def shaping(self, policy: int) -> dict[str, float]: ...
+
+    def set_shaping(self, policy: int, weights: dict[str, float]) -> None: ...
+
+    def copy_policy(self, source: int, target: int) -> None: ...
+
+    def freeze(self, policy: int, frozen: bool = True) -> None: ...
+
+    def set_pairing(self, pairing: Pairing) -> None: ...
+
+    @property
+    def eval_seconds(self) -> float:
+        """Wall time spent evaluating checkpoints in this session."""
+        ...
+
+    def save_checkpoint(self, final: bool = False) -> Path:
+        """Writes every policy's checkpoint; returns the first policy's. A ``final`` one (the
+        run's last) is evaluated whenever the trainer evaluates checkpoints at all."""
+        ...
+
+    def request_stop(self) -> None: ...
+
+    def train(self) -> TrainResult: ...
+
+    def close(self) -> None: ...
+
+
+def end_training(
+    trainer: SteerableTrainer,
+    started: float,
+    start_frames: int,
+    worker_restarts: int = 0,
+    dropped_frames: int = 0,
+) -> TrainResult:
+    """The end of a ``train()`` call: every policy's final checkpoint, the event file flushed,
+    and what the call did.
+
+    Args:
+        trainer: The trainer whose call ends.
+        started: ``time.perf_counter()`` when the call started.
+        start_frames: ``trainer.frames`` then.
+        worker_restarts: Vector workers restarted in the call.
+        dropped_frames: Frames of the call's experience discarded because of faults.
+    """
+    seconds = time.perf_counter() - started
+    checkpoint = trainer.save_checkpoint(final=True)
+    if trainer.eval_seconds:
+        wall = time.perf_counter() - started
+        log.info(
+            "evaluating checkpoints took %.1f s, %.1f%% of %.1f s of wall time",
+            trainer.eval_seconds,
+            100 * trainer.eval_seconds / wall,
+            wall,
+        )
+    trainer.writer.flush()
+    returns = tuple(m.mean_return for m in trainer.members)
+    frames = trainer.frames
+    return TrainResult(
+        frames=frames,
+        seconds=seconds,
+        fps=(frames - start_frames) / seconds if seconds > 0 else 0.0,
+        mean_return=returns[0],
+        checkpoint=checkpoint,
+        worker_restarts=worker_restarts,
+        dropped_frames=dropped_frames,
+        returns=returns,
+        eval_seconds=trainer.eval_seconds,
+    )
 
 
 def tree_map(tree: Any, fn: Callable[[Any], Any]) -> Any:

@@ -13,7 +13,7 @@ sampler's, and more torch threads only fight the env workers for the cores (the 
 
 Synchronous mode (``run.sync``) steps all envs together, then learns, with zero policy lag; it
 is for debugging and for exact resumption, which needs an env that can save its state
-(:class:`~sf_train.sampling.sampler.StatefulEnv`; Doom episodes restart on resume).
+(:class:`~sf_train.sampling.protocols.StatefulEnv`; Doom episodes restart on resume).
 
 What the loop logs and reports lives in :mod:`sf_train.run.reporting`, what a league steers in
 :mod:`sf_train.run.steering`; both are mixins of :class:`Trainer`.
@@ -27,7 +27,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +35,7 @@ import numpy as np
 import torch
 
 from sf_train.algo.learner import Learner
-from sf_train.config.schema import (
-    Config,
-    ConfigError,
-    shaping_weights,
-    validate,
-)
+from sf_train.config.schema import Config, ConfigError, shaping_weights, validate
 from sf_train.envs import agents_per_game, game_variable_names, make_env
 from sf_train.evaluate import evaluate_policy
 from sf_train.model.device import resolve_device
@@ -48,24 +43,21 @@ from sf_train.model.int8 import check_int8_support
 from sf_train.model.network import ActorCritic
 from sf_train.run.episodes import EpisodeWindow
 from sf_train.run.folder import checkpoints_of, policy_folder, prepare_run_folder
-from sf_train.run.members import (
-    Member,
-    Progress,
-    SharedWeights,
-    TrainResult,
-)
+from sf_train.run.members import Member, Progress, SharedWeights, TrainResult
 from sf_train.run.opponents import OpponentPool, opponent_envs_of
 from sf_train.run.population import MatchBook
 from sf_train.run.reporting import Reporting, open_summary_writer
-from sf_train.run.steering import PopulationControl, tree_map
+from sf_train.run.steering import PopulationControl, end_training, tree_map
+from sf_train.sampling.batch import CollectResult
 from sf_train.sampling.pool import ProcessWeights, SamplerPool, resolve_num_samplers
-from sf_train.sampling.sampler import (
+from sf_train.sampling.protocols import (
+    AsyncVectorEnv,
     Pairing,
-    Rollout,
-    Sampler,
+    PolicySource,
     StatefulEnv,
     UniformPairing,
 )
+from sf_train.sampling.sampler import Sampler
 
 __all__ = ["Progress", "SharedWeights", "TrainResult", "Trainer", "train"]
 
@@ -134,32 +126,38 @@ class Trainer(PopulationControl, Reporting):
         agents = agents_per_game(cfg.env)
         self.num_samplers = resolve_num_samplers(cfg, agents)
         """Sampler processes (1: the sampler runs in this process's main thread)."""
-        self.venv: Any = (
+        envs: AsyncVectorEnv | SamplerPool = (
             SamplerPool(cfg, self.num_samplers, opponent_envs, agents)
             if self.num_samplers > 1
             else make_env(cfg.env, batch_size=batch_size)
         )
+        self.venv = None if isinstance(envs, SamplerPool) else envs
+        """The vector env this process steps; None with sampler processes (each steps its
+        own, and :attr:`sampler` is their pool)."""
         try:
-            self.variable_names = game_variable_names(self.venv)
+            self.variable_names = (
+                envs.variable_names if isinstance(envs, SamplerPool) else game_variable_names(envs)
+            )
             count = cfg.algo.num_policies
             torch.manual_seed(cfg.run.seed)
             learning_envs = np.setdiff1d(np.arange(cfg.env.num_envs), opponent_envs)
             shaping = self._checked_shaping(shaping_weights(cfg.algo))
             self.members = [
-                self._new_member(p, sync, learning_envs, dict(shaping)) for p in range(count)
+                self._new_member(p, sync, learning_envs, dict(shaping), envs) for p in range(count)
             ]
             self.generator = torch.Generator(self.device).manual_seed(cfg.run.seed + 1)
             B = len(learning_envs) // count
             # Async: one batch filling (two when envs straddle), one queued, one learning;
             # in a population one policy may hold every row, which fills n / B batches at once.
             spare = -(-len(learning_envs) // B) - 1
-            num_buffers = (3 if sync else 5) + spare
+            num_batches = (3 if sync else 5) + spare
             self.sampler: Sampler | SamplerPool
-            if isinstance(self.venv, SamplerPool):
-                self.venv.attach(cfg.algo.rollout, B, num_buffers)
-                self.sampler = self.venv
+            """Fills the trajectory batches: in this process, or a pool of sampler processes."""
+            if isinstance(envs, SamplerPool):
+                envs.attach(cfg.algo.rollout, B, num_batches)
+                self.sampler = envs
             else:
-                self.sampler = self._local_sampler(B, num_buffers, opponent_envs, agents)
+                self.sampler = self._local_sampler(envs, B, num_batches, opponent_envs, agents)
             self.matches = MatchBook(agents, self.variable_names)
             self._opponents = OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
             self.frames = 0
@@ -180,24 +178,29 @@ class Trainer(PopulationControl, Reporting):
             # A resumed run starts its pool anew, from the weights it resumes with.
             self._update_opponent(force=True)
         except BaseException:
-            self.venv.close()
+            envs.close()
             raise
-        self._start_reporting()
+        self._start_reporting(envs)
         self._next_checkpoint = self.frames + cfg.run.checkpoint_every
         self._last_checkpoint: Path | None = None
         self._stop_requested = False
 
     def _local_sampler(
-        self, B: int, num_buffers: int, opponent_envs: np.ndarray, agents: int
+        self,
+        venv: AsyncVectorEnv,
+        B: int,
+        num_batches: int,
+        opponent_envs: np.ndarray,
+        agents: int,
     ) -> Sampler:
         """The sampler of this process, acting from its main thread."""
         return Sampler(
-            self.venv,
+            venv,
             [m.weights.model for m in self.members],
             self.cfg.algo.rollout,
             B,
             self.device,
-            num_buffers=num_buffers,
+            num_batches=num_batches,
             generator=self.generator,
             bootstrap_truncations=self.cfg.algo.value_bootstrap,
             opponent_envs=opponent_envs,
@@ -206,20 +209,25 @@ class Trainer(PopulationControl, Reporting):
         )
 
     def _new_member(
-        self, index: int, sync: bool, learning_envs: np.ndarray, shaping: dict[str, float]
+        self,
+        index: int,
+        sync: bool,
+        learning_envs: np.ndarray,
+        shaping: dict[str, float],
+        envs: AsyncVectorEnv | SamplerPool,
     ) -> Member:
         cfg = self.cfg
-        model = ActorCritic(
-            self.venv.single_observation_space, self.venv.single_action_space, cfg.model
-        ).to(self.device)
+        model = ActorCritic(envs.single_observation_space, envs.single_action_space, cfg.model).to(
+            self.device
+        )
         learner = Learner(model, cfg.algo, self.device)
         # Sync mode acts with the learner's own model, unless acting needs its own precision.
         precision = cfg.algo.precision
         if precision == "int8":
             check_int8_support(self.device)
         weights: SharedWeights | ProcessWeights
-        if isinstance(self.venv, SamplerPool):  # each sampler process makes its acting copy
-            weights = self.venv.weights_for(model)
+        if isinstance(envs, SamplerPool):  # each sampler process makes its acting copy
+            weights = envs.weights_for(model)
         else:
             acting = model if sync and precision == "float32" else model.acting_copy(precision)
             weights = SharedWeights(acting)
@@ -265,15 +273,26 @@ class Trainer(PopulationControl, Reporting):
         return len(self.members)
 
     def set_pairing(self, pairing: Pairing) -> None:
-        """Chooses who plays each game's next episode (see :data:`~sf_train.sampling.sampler.Pairing`)."""
+        """Chooses who plays each game's next episode (see
+        :data:`~sf_train.sampling.protocols.Pairing`)."""
         self.sampler.set_pairing(pairing)
 
     # -- state ---------------------------------------------------------------------------
 
     @property
-    def _resumes_exactly(self) -> bool:
-        # Only sync mode has a deterministic interleaving of envs and learner to resume.
-        return self.cfg.run.sync and isinstance(self.venv, StatefulEnv) and self.num_policies == 1
+    def _exact(self) -> tuple[StatefulEnv, Sampler] | None:
+        """The env and the sampler whose states a checkpoint keeps when the run can resume
+        exactly: in sync mode (the only deterministic interleaving of envs and learner), with
+        one policy and an env that can save its state; else None."""
+        venv, sampler = self.venv, self.sampler
+        if (
+            self.cfg.run.sync
+            and self.num_policies == 1
+            and isinstance(venv, StatefulEnv)
+            and isinstance(sampler, Sampler)
+        ):
+            return venv, sampler
+        return None
 
     def state_dict(self, policy: int = 0) -> dict[str, Any]:
         """Everything needed to continue this run's ``policy`` (with one policy: the run);
@@ -296,9 +315,11 @@ class Trainer(PopulationControl, Reporting):
         }
         if torch.cuda.is_available():
             state["cuda_rng"] = torch.cuda.get_rng_state_all()
-        if self._resumes_exactly:
-            state["env"] = _to_torch(self.venv.state_dict())
-            state["sampler"] = _to_torch(self.sampler.state_dict())
+        exact = self._exact
+        if exact is not None:
+            venv, sampler = exact
+            state["env"] = _to_torch(venv.state_dict())
+            state["sampler"] = _to_torch(sampler.state_dict())
         return state
 
     def load_policy(self, policy: int, state: dict[str, Any]) -> None:
@@ -331,9 +352,11 @@ class Trainer(PopulationControl, Reporting):
         self.generator.set_state(state["sampler_rng"])
         if "cuda_rng" in state and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state["cuda_rng"])
-        if "sampler" in state and self._resumes_exactly:
-            self.venv.load_state_dict(_to_numpy(state["env"]))
-            self.sampler.load_state_dict(_to_numpy(state["sampler"]))
+        exact = self._exact
+        if "sampler" in state and exact is not None:
+            venv, sampler = exact
+            venv.load_state_dict(_to_numpy(state["env"]))
+            sampler.load_state_dict(_to_numpy(state["sampler"]))
         else:
             # An env that cannot save its state (Doom) starts fresh episodes, seeded apart.
             self.sampler.start(seed=self.cfg.run.seed + self.frames)
@@ -463,21 +486,32 @@ class Trainer(PopulationControl, Reporting):
     def _running(self) -> bool:
         return self._progress() < 1.0 and not self._stop_requested
 
+    def _collected(self, sources: Sequence[int | PolicySource]) -> CollectResult:
+        """The next complete trajectory batch, its frames counted (the run's and each policy's:
+        nowhere else) and logged."""
+        collected = self.sampler.collect(sources)
+        frame_skip = self.cfg.env.frame_skip
+        self.frames += collected.env_steps * frame_skip
+        for member, steps in zip(self.members, collected.policy_steps.tolist(), strict=True):
+            member.frames += steps * frame_skip
+            member.since.frames += steps * frame_skip
+        self._record_batch(collected)
+        return collected
+
     def _train_sync(self) -> None:
         while self._running():
-            rollout = self.sampler.collect([m.learner.version for m in self.members])
-            self._record_rollout(rollout)
+            collected = self._collected([m.learner.version for m in self.members])
             self._update_opponent()
-            member = self.members[rollout.policy]
+            member = self.members[collected.policy]
             if not member.frozen:
-                stats = member.learner.train(rollout.buffer, self._progress())
-                self._record_stats(rollout.policy, stats)
-            self.sampler.release(rollout.buffer)
+                stats = member.learner.train(collected.batch, self._progress())
+                self._record_stats(collected.policy, stats)
+            self.sampler.release(collected.batch)
             self._report()
             self._maybe_checkpoint()
 
     def _train_async(self, threads: int) -> None:
-        batches: queue.Queue[Rollout | None] = queue.Queue(maxsize=1)
+        batches: queue.Queue[CollectResult | None] = queue.Queue(maxsize=1)
         results: queue.Queue[tuple[int, dict[str, float]]] = queue.Queue()
         failure: list[BaseException] = []
         stop = threading.Event()
@@ -487,18 +521,18 @@ class Trainer(PopulationControl, Reporting):
             try:
                 while not stop.is_set():
                     try:
-                        rollout = batches.get(timeout=WAIT_S)
+                        collected = batches.get(timeout=WAIT_S)
                     except queue.Empty:
                         continue
-                    if rollout is None:
+                    if collected is None:
                         return
-                    member = self.members[rollout.policy]
+                    member = self.members[collected.policy]
                     if not member.frozen:
                         with self._learn_lock:
-                            stats = member.learner.train(rollout.buffer, self._progress())
+                            stats = member.learner.train(collected.batch, self._progress())
                             member.weights.publish(member.learner.model, member.learner.version)
                         results.put((member.index, stats))
-                    self.sampler.release(rollout.buffer)
+                    self.sampler.release(collected.batch)
             except BaseException as e:  # re-raised in the sampler's thread
                 failure.append(e)
                 stop.set()
@@ -510,7 +544,7 @@ class Trainer(PopulationControl, Reporting):
                 except queue.Empty:
                     return
 
-        def hand_over(item: Rollout | None) -> None:
+        def hand_over(item: CollectResult | None) -> None:
             while not stop.is_set():
                 try:
                     batches.put(item, timeout=WAIT_S)
@@ -522,10 +556,9 @@ class Trainer(PopulationControl, Reporting):
         thread.start()
         try:
             while self._running() and not stop.is_set():
-                rollout = self.sampler.collect([m.weights.acting for m in self.members])
-                self._record_rollout(rollout)
+                collected = self._collected([m.weights.acting for m in self.members])
                 self._update_opponent()
-                hand_over(rollout)
+                hand_over(collected)
                 drain()
                 self._report()
                 self._maybe_checkpoint()
@@ -563,28 +596,7 @@ class Trainer(PopulationControl, Reporting):
                 self._train_async(threads)
         finally:
             torch.set_num_threads(previous)
-        seconds = time.perf_counter() - start
-        checkpoint = self.save_checkpoint(final=True)
-        if self.eval_seconds:
-            wall = time.perf_counter() - start
-            log.info(
-                "evaluating checkpoints took %.1f s, %.1f%% of %.1f s of wall time",
-                self.eval_seconds,
-                100 * self.eval_seconds / wall,
-                wall,
-            )
-        self.writer.flush()
-        return TrainResult(
-            frames=self.frames,
-            seconds=seconds,
-            fps=(self.frames - start_frames) / seconds if seconds > 0 else 0.0,
-            mean_return=self.mean_return,
-            checkpoint=checkpoint,
-            worker_restarts=self.worker_restarts,
-            dropped_frames=self.dropped_frames,
-            returns=tuple(m.returns.mean() for m in self.members),
-            eval_seconds=self.eval_seconds,
-        )
+        return end_training(self, start, start_frames, self.worker_restarts, self.dropped_frames)
 
     def close(self) -> None:
         """Closes the envs and the event file; idempotent."""
@@ -594,7 +606,8 @@ class Trainer(PopulationControl, Reporting):
         try:
             self.writer.close()
         finally:
-            close = getattr(self.venv, "close", None)
+            # What steps the envs: the sampler processes, or this process's vector env.
+            close = getattr(self.venv if self.venv is not None else self.sampler, "close", None)
             if close is not None:
                 close()
 

@@ -7,9 +7,10 @@ engine's workers and the batches among ``K`` sampler processes instead:
 
 - Each process builds its own vector env (``num_envs / K`` envs on ``num_workers / K``
   workers) and its own acting copy of the policy (on the run's device: with CUDA, each process
-  runs its batched forward passes on the GPU), and runs a :class:`Sampler` over batches
-  that the trainer allocated in shared memory, so a complete batch reaches the learner as the
-  index of a buffer, never as a copy or a pickle of its tensors.
+  runs its batched forward passes on the GPU), and runs a :class:`Sampler` over trajectory
+  batches that the trainer allocated in shared memory, so a complete batch reaches the learner
+  as its place in a ring, never as a copy or a pickle of its tensors. The processes and the
+  pool talk in the dataclass messages of :mod:`sf_train.sampling.messages`.
 - The learner publishes weights into one shared float32 copy of the policy
   (:class:`ProcessWeights`); a sampler process copies them into its own acting copy (in its
   precision) before a batch when the version has changed. A lock shared by all processes keeps
@@ -46,11 +47,23 @@ import torch.multiprocessing as mp
 from sf_train.config.schema import Config, ConfigError
 from sf_train.model.network import ActorCritic
 from sf_train.run.members import SharedWeights
-from sf_train.sampling.buffer import TrajectoryBuffer
+from sf_train.sampling.batch import CollectResult, TrajectoryBatch
+from sf_train.sampling.messages import (
+    Attach,
+    BatchFilled,
+    Failed,
+    Ready,
+    Release,
+    Report,
+    SamplerArgs,
+    SetOpponent,
+    SetShaping,
+    Stop,
+)
 from sf_train.sampling.process import POLL_S, sampler_main
-from sf_train.sampling.rollout import PolicySource, Rollout
+from sf_train.sampling.protocols import Pairing, PolicySource
 
-__all__ = ["ProcessWeights", "SamplerPool", "resolve_num_samplers", "share_buffer"]
+__all__ = ["ProcessWeights", "SamplerPool", "resolve_num_samplers", "share_batch"]
 
 log = logging.getLogger(__name__)
 
@@ -103,18 +116,18 @@ def split_problems(cfg: Config, k: int, agents_per_game: int = 1) -> list[str]:
     return problems
 
 
-def share_buffer(buffer: TrajectoryBuffer) -> TrajectoryBuffer:
-    """Moves every tensor of ``buffer`` into shared memory (in place), so processes started
+def share_batch(batch: TrajectoryBatch) -> TrajectoryBatch:
+    """Moves every tensor of ``batch`` into shared memory (in place), so processes started
     with it, or sent it, write the same storage."""
-    for name, value in vars(buffer).items():
+    for name, value in vars(batch).items():
         if isinstance(value, torch.Tensor):
             value.share_memory_()
         elif isinstance(value, dict):
             for tensor in value.values():
                 tensor.share_memory_()
         elif name == "obs" and value is not None:
-            raise TypeError(f"unexpected observation buffer {type(value)}")
-    return buffer
+            raise TypeError(f"unexpected observation storage {type(value)}")
+    return batch
 
 
 class ProcessWeights(SharedWeights):
@@ -192,7 +205,7 @@ class SamplerPool:
         self._lock = self._context.Lock()
         self._children: list[_Child | None] = [None] * num_samplers
         self.num_policies = cfg.algo.num_policies
-        self._rings: list[list[list[TrajectoryBuffer]]] = []
+        self._rings: list[list[list[TrajectoryBatch]]] = []
         self._where: dict[int, tuple[int, int, int]] = {}
         self._versions = torch.zeros(self.num_policies, dtype=torch.int64).share_memory_()
         self._weights: list[ProcessWeights] = []
@@ -206,7 +219,7 @@ class SamplerPool:
         """Sampler processes restarted (each also logged)."""
         self._supervised = time.monotonic()
         self._hang_s = cfg.env.worker_timeout or HANG_S
-        self._backlog: collections.deque[tuple[Any, ...]] = collections.deque()
+        self._backlog: collections.deque[Report] = collections.deque()
         self._closed = False
         self.single_observation_space: Any = None
         self.single_action_space: Any = None
@@ -215,9 +228,10 @@ class SamplerPool:
             for k in range(num_samplers):
                 self._spawn(k)
             for _ in range(num_samplers):
-                _, spaces = self._next_ready()
-                self.single_observation_space, self.single_action_space = spaces[:2]
-                self.variable_names = spaces[2]
+                ready = self._next_ready()
+                self.single_observation_space = ready.observation_space
+                self.single_action_space = ready.action_space
+                self.variable_names = ready.variable_names
         except BaseException:
             self.close()
             raise
@@ -239,9 +253,9 @@ class SamplerPool:
         self._weights.append(weights)
         return weights
 
-    def attach(self, T: int, B: int, num_buffers: int) -> None:
-        """Allocates every process's rings (one per policy) of ``num_buffers`` shared batches
-        of ``B / K`` trajectories, after :meth:`weights_for` for every policy. A process stops
+    def attach(self, T: int, B: int, num_batches: int) -> None:
+        """Allocates every process's rings (one per policy) of ``num_batches`` shared
+        trajectory batches of ``B / K`` trajectories, after :meth:`weights_for` for every policy. A process stops
         stepping while :data:`OUTSTANDING` of its batches are with the learner, as one
         sampler stops while the learner's queue is full."""
         if len(self._weights) != self.num_policies:
@@ -254,8 +268,8 @@ class SamplerPool:
         for k in range(self.num_samplers):
             rings = [
                 [
-                    share_buffer(
-                        TrajectoryBuffer(
+                    share_batch(
+                        TrajectoryBatch(
                             T,
                             self._B,
                             self.single_observation_space,
@@ -265,7 +279,7 @@ class SamplerPool:
                             pin_memory=False,
                         )
                     )
-                    for _ in range(num_buffers)
+                    for _ in range(num_batches)
                 ]
                 for p, weights in enumerate(self._weights)
             ]
@@ -285,17 +299,16 @@ class SamplerPool:
         rings = self._rings[k]
         free = [[j for j in range(len(r)) if (p, j) not in child.held] for p, r in enumerate(rings)]
         child.commands.put(
-            (
-                "attach",
-                rings,
-                free,
-                max(0, OUTSTANDING - len(child.held)),
-                [w.model for w in self._weights],
-                self._versions,
-                self._T,
-                self._seed + k * 1_000_003 + self.sampler_restarts,
-                self._opponent_state,
-                self._shaping,
+            Attach(
+                rings=rings,
+                free=free,
+                outstanding=max(0, OUTSTANDING - len(child.held)),
+                published=[w.model for w in self._weights],
+                versions=self._versions,
+                T=self._T,
+                seed=self._seed + k * 1_000_003 + self.sampler_restarts,
+                opponent=self._opponent_state,
+                shaping=self._shaping,
             )
         )
         child.attached = True
@@ -319,15 +332,17 @@ class SamplerPool:
             target=sampler_main,
             name=f"sf-train-sampler-{k}",
             args=(
-                k,
-                replace(self.cfg, env=env),
-                local_opponents - lo,
-                self.agents_per_game,
-                self._lock,
-                commands,
-                self._results,
-                beats,
-                os.getpid(),
+                SamplerArgs(
+                    index=k,
+                    cfg=replace(self.cfg, env=env),
+                    opponent_envs=local_opponents - lo,
+                    agents_per_game=self.agents_per_game,
+                    lock=self._lock,
+                    commands=commands,
+                    results=self._results,
+                    beats=beats,
+                    parent=os.getpid(),
+                ),
             ),
             daemon=True,
         )
@@ -340,9 +355,9 @@ class SamplerPool:
             raise RuntimeError(f"sampler process {k} is not running")
         return child
 
-    def _next_ready(self) -> tuple[int, Any]:
-        """``(process, its spaces)`` of the next process to report its envs; batches that
-        arrive meanwhile are kept for :meth:`collect`."""
+    def _next_ready(self) -> Ready:
+        """The report of the next process to build its envs; batches that arrive meanwhile are
+        kept for :meth:`collect`."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
@@ -360,20 +375,22 @@ class SamplerPool:
                         ) from None
                 continue
             self._raise_error(message)
-            if message[0] == "ready":
-                return message[1], message[3]
+            if isinstance(message, Ready):
+                return message
             self._backlog.append(message)
 
     @staticmethod
-    def _raise_error(message: tuple[Any, ...]) -> None:
-        if message[0] == "error":
-            raise RuntimeError(f"sampler process {message[1]} failed:\n{message[2]}")
+    def _raise_error(message: Report) -> None:
+        if isinstance(message, Failed):
+            raise RuntimeError(f"sampler process {message.sampler} failed:\n{message.traceback}")
 
     # -- the Sampler face -----------------------------------------------------------------------
 
-    def collect(self, policy_version: int | PolicySource | Sequence[int | PolicySource]) -> Rollout:
-        """The next complete batch of any sampler process (the versions come with it: each
-        process acts with the weights it copied in)."""
+    def collect(
+        self, policy_version: int | PolicySource | Sequence[int | PolicySource]
+    ) -> CollectResult:
+        """The next complete trajectory batch of any sampler process (the versions come with
+        it: each process acts with the weights it copied in)."""
         while True:
             now = time.monotonic()
             if now - self._supervised > POLL_S:  # the others' batches may never pause
@@ -386,44 +403,43 @@ class SamplerPool:
             except queue.Empty:
                 continue
             self._raise_error(message)
-            kind, k = message[0], message[1]
+            if not isinstance(message, BatchFilled):
+                continue
+            k, p, j = message.sampler, message.policy, message.index
             child = self._children[k]
-            if kind != "rollout" or child is None or message[2] != child.process.pid:
+            if child is None or message.pid != child.process.pid:
                 continue  # a message of a process restarted since
-            _, _, _, j, fields, restarts = message
-            p = fields["policy"]
-            child.worker_restarts = restarts
+            child.worker_restarts = message.worker_restarts
             child.held.add((p, j))
             self.batches[k, p] += 1
-            offset = k * self.envs_per_sampler
-            fields["episode_env_ids"] = fields["episode_env_ids"] + offset
-            return Rollout(self._rings[k][p][j], **fields)
+            return message.result(self._rings[k][p][j], k * self.envs_per_sampler)
 
-    def release(self, buffer: TrajectoryBuffer) -> None:
-        """Gives a learned batch back to the process that fills it (or its replacement)."""
-        k, p, j = self._where[id(buffer)]
+    def release(self, batch: TrajectoryBatch) -> None:
+        """Gives a learned trajectory batch back to the process that fills it (or its
+        replacement)."""
+        k, p, j = self._where[id(batch)]
         child = self._children[k]
         if child is None:
             return
         child.held.discard((p, j))
-        child.commands.put(("release", p, j))
+        child.commands.put(Release(p, j))
 
     def set_opponent(self, state_dict: dict[str, Any]) -> None:
         """Loads the opponent's weights in every process (and in any started later)."""
         self._opponent_state = {k: v.detach().cpu().clone() for k, v in state_dict.items()}
-        self._broadcast(("opponent", self._opponent_state))
+        self._broadcast(SetOpponent(self._opponent_state))
 
     def set_shaping(self, policy: int, weights: np.ndarray | None) -> None:
         """Sets the shaping weights in every process (and in any started later)."""
         self._shaping[policy] = weights
-        self._broadcast(("shaping", policy, weights))
+        self._broadcast(SetShaping(policy, weights))
 
-    def _broadcast(self, command: tuple[Any, ...]) -> None:
+    def _broadcast(self, command: SetOpponent | SetShaping) -> None:
         for child in self._children:
             if child is not None and child.attached:
                 child.commands.put(command)
 
-    def set_pairing(self, pairing: Any) -> None:
+    def set_pairing(self, pairing: Pairing) -> None:
         """Refused: each process draws its games' seats from a uniform pairing of its own; a
         pairing that reads the league's live records (sf-league's snapshot opponents) needs
         one process."""
@@ -479,7 +495,7 @@ class SamplerPool:
         for child in self._children:
             if child is not None and child.process.is_alive():
                 with contextlib.suppress(Exception):
-                    child.commands.put(("stop",))
+                    child.commands.put(Stop())
         for child in self._children:
             if child is not None:
                 child.process.join(10.0)

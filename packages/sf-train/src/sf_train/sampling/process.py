@@ -1,17 +1,18 @@
 """Inside a sampler process (see :mod:`sf_train.sampling.pool`): its envs, its acting copies
-and a :class:`~sf_train.sampling.sampler.Sampler` over the shared batches its trainer allocated.
+and a :class:`~sf_train.sampling.sampler.Sampler` over the shared trajectory batches its trainer
+allocated.
 
-The process talks to its trainer through two queues: it reports its envs' spaces once
-(``ready``), is given the weights and its batches (``attach``), then sends each complete batch
-as ``(policy, index in its ring)`` with the rollout's statistics and gets it back (``release``)
-once learned; settings (``opponent``, ``shaping``) and ``stop`` come the same way. Failures are
-sent as ``error`` with their traceback.
+The process talks to its trainer through two queues, in the messages of
+:mod:`sf_train.sampling.messages`: it reports its envs' spaces once (``Ready``), is given the
+weights and its batches (``Attach``), then reports each complete batch by its place in its ring
+with what happened while it was filled (``BatchFilled``) and gets it back (``Release``) once
+learned; settings (``SetOpponent``, ``SetShaping``) and ``Stop`` come the same way. Failures
+are sent as ``Failed`` with their traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import queue
 import threading
@@ -19,22 +20,31 @@ import time
 import traceback
 from typing import Any
 
-import numpy as np
 import torch
 
 from sf_train.config.schema import Config
 from sf_train.model.device import resolve_device
 from sf_train.model.network import ActorCritic
 from sf_train.run.members import SharedWeights
-from sf_train.sampling.buffer import TrajectoryBuffer
-from sf_train.sampling.rollout import Rollout, UniformPairing
+from sf_train.sampling.messages import (
+    Attach,
+    BatchFilled,
+    Command,
+    Failed,
+    Ready,
+    Release,
+    SamplerArgs,
+    SetOpponent,
+    SetShaping,
+    Stop,
+)
+from sf_train.sampling.protocols import UniformPairing
+from sf_train.sampling.sampler import Sampler
 
 __all__ = ["POLL_S", "sampler_main"]
 
 POLL_S = 0.2
 """Seconds between checks of every wait on the other side (stop, progress, a parent gone)."""
-_STATISTICS = tuple(f.name for f in dataclasses.fields(Rollout) if f.name != "buffer")
-"""What a rollout sends besides its batch, which stays in shared memory."""
 
 
 class _Beating:
@@ -84,71 +94,54 @@ def _refresh(
                 weights[p].publish(published[p], int(versions[p]))
 
 
-def sampler_main(
-    index: int,
-    cfg: Config,
-    opponent_envs: np.ndarray,
-    agents_per_game: int,
-    lock: Any,
-    commands: Any,
-    results: Any,
-    beats: torch.Tensor,
-    parent: int,
-) -> None:
+def sampler_main(args: SamplerArgs) -> None:
     """A sampler process: builds its envs, reports them, then fills batches until told to stop."""
     from sf_train.envs import game_variable_names, make_env
-    from sf_train.sampling.sampler import Sampler
 
     torch.set_num_threads(1)
+    cfg = args.cfg
     venv = None
     try:
         venv = make_env(cfg.env)
-        threading.Thread(target=_watch_parent, args=(parent, venv), daemon=True).start()
-        spaces = (venv.single_observation_space, venv.single_action_space)
-        results.put(("ready", index, os.getpid(), (*spaces, game_variable_names(venv))))
-        message = commands.get()
-        if message[0] == "stop":
+        threading.Thread(target=_watch_parent, args=(args.parent, venv), daemon=True).start()
+        args.results.put(
+            Ready(
+                args.index,
+                os.getpid(),
+                venv.single_observation_space,
+                venv.single_action_space,
+                game_variable_names(venv),
+            )
+        )
+        attach: Command = args.commands.get()
+        if not isinstance(attach, Attach):  # Stop before it started
             return
-        _, rings, free, outstanding, published, versions, T, seed, opponent, shaping = message
         device = resolve_device(cfg.run.device)
-        weights = _acting_copies(cfg, venv, published)
-        _refresh(weights, published, versions, lock)
+        weights = _acting_copies(cfg, venv, attach.published)
+        _refresh(weights, attach.published, attach.versions, args.lock)
         for local in weights:
             local.model.to(device)
         sampler = Sampler(
-            _Beating(venv, beats),
+            _Beating(venv, args.beats),
             [local.model for local in weights],
-            T,
-            rings[0][0].B,
+            attach.T,
+            attach.rings[0][0].B,
             device,
-            generator=torch.Generator(device).manual_seed(seed),
+            generator=torch.Generator(device).manual_seed(attach.seed),
             bootstrap_truncations=cfg.algo.value_bootstrap,
-            opponent_envs=opponent_envs,
-            pairing=UniformPairing(len(weights), seed + 2),
-            agents_per_game=agents_per_game,
-            buffers=[[ring[j] for j in free[p]] for p, ring in enumerate(rings)],
+            opponent_envs=args.opponent_envs,
+            pairing=UniformPairing(len(weights), attach.seed + 2),
+            agents_per_game=args.agents_per_game,
+            batches=[[ring[j] for j in attach.free[p]] for p, ring in enumerate(attach.rings)],
         )
-        if opponent is not None:
-            sampler.set_opponent(opponent)
-        for p, vector in shaping.items():
+        if attach.opponent is not None:
+            sampler.set_opponent(attach.opponent)
+        for p, vector in attach.shaping.items():
             sampler.set_shaping(p, vector)
-        _fill(
-            index,
-            sampler,
-            rings,
-            outstanding,
-            weights,
-            published,
-            versions,
-            lock,
-            commands,
-            results,
-            beats,
-            seed,
-        )
+        _fill(args, attach, sampler, weights)
     except BaseException:
         with contextlib.suppress(Exception):
-            results.put(("error", index, traceback.format_exc()))
+            args.results.put(Failed(args.index, traceback.format_exc()))
     finally:
         if venv is not None:
             with contextlib.suppress(Exception):
@@ -156,61 +149,61 @@ def sampler_main(
 
 
 def _fill(
-    index: int,
-    sampler: Any,
-    rings: list[list[TrajectoryBuffer]],
-    outstanding: int,
-    weights: list[SharedWeights],
-    published: list[ActorCritic],
-    versions: torch.Tensor,
-    lock: Any,
-    commands: Any,
-    results: Any,
-    beats: torch.Tensor,
-    seed: int,
+    args: SamplerArgs, attach: Attach, sampler: Sampler, weights: list[SharedWeights]
 ) -> None:
-    """Fills batches and sends them until ``stop``. At most ``outstanding`` of them are with
-    the learner at once (the envs wait meanwhile), as one sampler waits while the learner's
-    queue is full."""
+    """Fills batches and reports them until ``Stop``. At most ``attach.outstanding`` of them
+    are with the learner at once (the envs wait meanwhile), as one sampler waits while the
+    learner's queue is full."""
+    rings = attach.rings
     index_of = {id(b): j for ring in rings for j, b in enumerate(ring)}
-    pending: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+    pending: queue.SimpleQueue[Command] = queue.SimpleQueue()
     stopping = threading.Event()
-    room = threading.Semaphore(outstanding)
+    room = threading.Semaphore(attach.outstanding)
 
     def receive() -> None:
         # Releases go straight to the sampler's columns, as the learner thread's do with one
         # sampler; everything else waits for the loop between batches.
         while not stopping.is_set():
             try:
-                command = commands.get(timeout=POLL_S)
+                command = args.commands.get(timeout=POLL_S)
             except queue.Empty:
                 continue
-            if command[0] == "release":
-                sampler.release(rings[command[1]][command[2]])
+            if isinstance(command, Release):
+                sampler.release(rings[command.policy][command.index])
                 room.release()
             else:
                 pending.put(command)
-                if command[0] == "stop":
+                if isinstance(command, Stop):
                     return
 
     threading.Thread(target=receive, daemon=True).start()
-    sampler.start(seed=seed)
+    sampler.start(seed=attach.seed)
+    pid = os.getpid()
     while True:
         while not pending.empty():
             command = pending.get()
-            if command[0] == "stop":
+            if isinstance(command, Stop):
                 stopping.set()
                 return
-            if command[0] == "opponent":
-                sampler.set_opponent(command[1])
-            elif command[0] == "shaping":
-                sampler.set_shaping(command[1], command[2])
+            if isinstance(command, SetOpponent):
+                sampler.set_opponent(command.state_dict)
+            elif isinstance(command, SetShaping):
+                sampler.set_shaping(command.policy, command.weights)
         if not room.acquire(timeout=POLL_S):
-            beats += 1  # waiting for the learner is progress too
+            args.beats += 1  # waiting for the learner is progress too
             continue
-        _refresh(weights, published, versions, lock)
-        rollout = sampler.collect([local.version for local in weights])
-        statistics = {name: getattr(rollout, name) for name in _STATISTICS}
-        restarts = getattr(sampler.venv, "worker_restarts", 0)
-        j = index_of[id(rollout.buffer)]
-        results.put(("rollout", index, os.getpid(), j, statistics, restarts))
+        _refresh(weights, attach.published, attach.versions, args.lock)
+        collected = sampler.collect([local.version for local in weights])
+        args.results.put(
+            BatchFilled(
+                args.index,
+                pid,
+                collected.policy,
+                index_of[id(collected.batch)],
+                collected.episodes,
+                collected.env_steps,
+                collected.dropped_steps,
+                collected.policy_steps,
+                getattr(sampler.venv, "worker_restarts", 0),
+            )
+        )

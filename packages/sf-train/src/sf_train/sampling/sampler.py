@@ -23,7 +23,7 @@ keeps acting (its recurrent state stays in step) but records nothing.
 Several policies (a population) share one vector env. Each policy has its own runner (recurrent
 states), its own ring of batches and its own trajectories; every row of the vector env is
 acted by one policy at a time, and a game's rows are given their policies by a
-:data:`Pairing` at each episode start. A row that changes policy closes its column at the
+:data:`~sf_train.sampling.protocols.Pairing` at each episode start. A row that changes policy closes its column at the
 episode's end, padding the rest (see :mod:`sf_train.sampling.columns`).
 """
 
@@ -39,30 +39,13 @@ import torch
 
 from sf_train.model.network import ActorCritic
 from sf_train.sampling.acting import ObsBatch, PolicyRunner
-from sf_train.sampling.buffer import TrajectoryBuffer
+from sf_train.sampling.batch import CollectResult, Episodes, TrajectoryBatch
 from sf_train.sampling.columns import Columns
-from sf_train.sampling.rollout import (
-    AsyncVectorEnv,
-    Pairing,
-    PolicySource,
-    RestartingEnv,
-    Rollout,
-    StatefulEnv,
-    UniformPairing,
-)
+from sf_train.sampling.protocols import AsyncVectorEnv, Pairing, PolicySource, UniformPairing
 from sf_train.sampling.shaping import Shaping
 from sf_train.sampling.stacked import StackedRunner
 
-__all__ = [
-    "AsyncVectorEnv",
-    "Pairing",
-    "PolicySource",
-    "RestartingEnv",
-    "Rollout",
-    "Sampler",
-    "StatefulEnv",
-    "UniformPairing",
-]
+__all__ = ["Sampler"]
 
 
 def _copy(obs: Any) -> Any:
@@ -85,7 +68,8 @@ def _held(policy: int | PolicySource) -> AbstractContextManager[int]:
 
 
 class Sampler:
-    """Fills :class:`TrajectoryBuffer` batches from an async vector env with batched inference.
+    """Fills trajectory batches (:class:`~sf_train.sampling.batch.TrajectoryBatch`) from an
+    async vector env with batched inference; the one writer of their tensors.
 
     Args:
         venv: The vector env (async face); the sampler calls ``async_reset`` on :meth:`start`.
@@ -95,20 +79,21 @@ class Sampler:
         B: Trajectories per batch (of each policy); the number of learning envs (``venv.num_envs``
             without opponents) divided by the number of policies is the natural choice.
         device: Device of the models.
-        num_buffers: Batches in each policy's ring; 3 lets envs run one batch ahead while the
+        num_batches: Trajectory batches in each policy's ring; 3 lets envs run one batch ahead while the
             learner holds another.
         generator: Random generator for action sampling (on ``device``), for reproducibility.
         bootstrap_truncations: Store the value of the final observation where a time limit
-            truncated an episode (``TrajectoryBuffer.truncation_values``); the env must report
+            truncated an episode (``TrajectoryBatch.truncation_values``); the env must report
             it in ``info["final_obs"]``, as the sf-envs engine does.
         opponent_envs: Envs (rows) played by a frozen opponent instead of ``model``, e.g. the
             second agent of every duel; nothing of theirs is recorded. Set the opponent's weights
             with :meth:`set_opponent` before the first :meth:`collect`. One policy only.
         pairing: With several policies: who plays each game's next episode (default: a
-            :class:`UniformPairing`); replace it with :meth:`set_pairing`.
+            :class:`~sf_train.sampling.protocols.UniformPairing`); replace it with :meth:`set_pairing`.
         agents_per_game: Rows of one game (consecutive env ids), which a pairing fills together.
-        buffers: Each policy's ring of batches to fill, in place of ``num_buffers`` new ones
-            (a sampler process fills batches in shared memory that its trainer allocated).
+        batches: Each policy's ring of trajectory batches to fill, in place of ``num_batches``
+            new ones (a sampler process fills batches in shared memory that its trainer
+            allocated).
 
     Attributes:
         runners: Act for the learning envs, one per policy; each holds every env's recurrent
@@ -126,13 +111,13 @@ class Sampler:
         T: int,
         B: int,
         device: torch.device,
-        num_buffers: int = 3,
+        num_batches: int = 3,
         generator: torch.Generator | None = None,
         bootstrap_truncations: bool = False,
         opponent_envs: np.ndarray | None = None,
         pairing: Pairing | None = None,
         agents_per_game: int = 1,
-        buffers: Sequence[Sequence[TrajectoryBuffer]] | None = None,
+        batches: Sequence[Sequence[TrajectoryBatch]] | None = None,
     ) -> None:
         models = [model] if isinstance(model, ActorCritic) else list(model)
         n = venv.num_envs
@@ -151,9 +136,9 @@ class Sampler:
             frozen = copy.deepcopy(models[0]).eval().requires_grad_(False)
             self.opponent = PolicyRunner(frozen, n, device, generator)
         first = models[0]
-        buffers = buffers or [
+        batches = batches or [
             [
-                TrajectoryBuffer(
+                TrajectoryBatch(
                     T,
                     B,
                     venv.single_observation_space,
@@ -161,11 +146,11 @@ class Sampler:
                     m.rnn_size,
                     policy=policy,
                 )
-                for _ in range(num_buffers)
+                for _ in range(num_batches)
             ]
             for policy, m in enumerate(models)
         ]
-        self.columns = Columns(buffers, n, recvs_per_round=-(-n // venv.batch_size))
+        self.columns = Columns(batches, n, recvs_per_round=-(-n // venv.batch_size))
         # Who plays each row now, and who takes it over at its next episode start (-1: same).
         self._agents = agents_per_game
         self.pairing: Pairing = pairing or UniformPairing(len(models))
@@ -175,13 +160,7 @@ class Sampler:
         self.shaping = Shaping(len(models), n)
         self._started = np.zeros(n, dtype=bool)  # the env's first observation came
         self._parked: tuple[Any, np.ndarray] | None = None
-        self._returns: list[np.ndarray] = []
-        self._lengths: list[np.ndarray] = []
-        self._episode_envs: list[np.ndarray] = []
-        self._episode_policies: list[np.ndarray] = []
-        self._episode_versions: list[np.ndarray] = []
-        self._episode_shaping: list[np.ndarray] = []
-        self._variables: list[np.ndarray] = []
+        self._episodes: list[Episodes] = []  # ended since the last collect(), by recv()
 
     @property
     def runner(self) -> PolicyRunner:
@@ -212,9 +191,10 @@ class Sampler:
         :meth:`Shaping.set_weights <sf_train.sampling.shaping.Shaping.set_weights>`."""
         self.shaping.set_weights(policy, weights)
 
-    def release(self, buffer: TrajectoryBuffer) -> None:
-        """Returns a batch handed out by :meth:`collect`, once the learner is done with it."""
-        self.columns.release(buffer)
+    def release(self, batch: TrajectoryBatch) -> None:
+        """Returns a trajectory batch handed out by :meth:`collect`, once the learner is done
+        with it."""
+        self.columns.release(batch)
 
     def set_opponent(self, state_dict: dict[str, Any]) -> None:
         """Loads weights (a state dict of ``model``) into the opponent, between collects. Its
@@ -258,17 +238,16 @@ class Sampler:
         (``learning``: which recv() rows are not the opponent's), then hands the games whose
         episodes ended to their next players."""
         columns = self.columns
-        for slot, rows in columns.by_slot(env_ids, np.arange(len(env_ids))):
+        for filling, rows in columns.by_batch(env_ids, np.arange(len(env_ids))):
             e = env_ids[rows]
             t, c = torch.from_numpy(columns.t[e]), torch.from_numpy(columns.col[e])
-            slot.buffer.rewards[t, c] = torch.from_numpy(np.asarray(reward, np.float32)[rows])
-            slot.buffer.dones[t, c] = torch.from_numpy(done[rows])
-            slot.buffer.truncation_values[t, c] = torch.from_numpy(truncation_values[rows])
-            full = rows[columns.advance(slot, e)]
+            batch = filling.batch
+            batch.rewards[t, c] = torch.from_numpy(np.asarray(reward, np.float32)[rows])
+            batch.dones[t, c] = torch.from_numpy(done[rows])
+            batch.truncation_values[t, c] = torch.from_numpy(truncation_values[rows])
+            full = rows[columns.advance(filling, e)]
             if len(full):
-                _write_obs(
-                    slot.buffer, columns.t[env_ids[full]], columns.col[env_ids[full]], obs, full
-                )
+                _write_obs(batch, columns.t[env_ids[full]], columns.col[env_ids[full]], obs, full)
         if done.any():
             ended = env_ids[done]
             for runner in self.runners:
@@ -293,22 +272,26 @@ class Sampler:
                 continue
             self._next_policy[e] = -1
             if policy != self._policy[e]:
-                self.columns.leave(e)
+                padded = self.columns.leave(e)
+                if padded is not None:
+                    _pad(*padded)
                 self._policy[e] = policy
 
     def _write_current(self, obs: Any, env_ids: np.ndarray, rows: np.ndarray) -> None:
         """Writes the current observations of recv() rows ``rows`` (and, at a trajectory
-        start, the recurrent state)."""
+        start, the recurrent state, and the column's steps as valid until padded)."""
         columns = self.columns
-        for slot, sub in columns.by_slot(env_ids, rows):
+        for filling, sub in columns.by_batch(env_ids, rows):
             e = env_ids[sub]
-            _write_obs(slot.buffer, columns.t[e], columns.col[e], obs, sub)
+            batch = filling.batch
+            _write_obs(batch, columns.t[e], columns.col[e], obs, sub)
             first = e[columns.t[e] == 0]
             if len(first):
                 cols = torch.from_numpy(columns.col[first])
-                runner = self.runners[int(self._policy[first[0]])]  # one slot, one policy
+                runner = self.runners[int(self._policy[first[0]])]  # one batch, one policy
                 memory = runner.rnn_state[torch.from_numpy(first)]
-                slot.buffer.rnn_state[cols] = memory.cpu()
+                batch.rnn_state[cols] = memory.cpu()
+                batch.valid[:, cols] = True
 
     def _truncation_values(
         self,
@@ -383,20 +366,24 @@ class Sampler:
             policy_version = versions[policy]
             self._version[env_ids[rows]] = policy_version
             written = 0
-            for slot, sub in columns.by_slot(env_ids, rows):
+            for filling, sub in columns.by_batch(env_ids, rows):
                 e = env_ids[sub]
                 t, c = torch.from_numpy(columns.t[e]), torch.from_numpy(columns.col[e])
                 # Positions of these recv() rows among the learning rows just computed.
                 r = torch.from_numpy(np.searchsorted(learning_rows, sub))
-                slot.buffer.actions[t, c] = sampled[r]
-                slot.buffer.log_probs[t, c] = log_probs[r]
-                slot.buffer.values[t, c] = values[r]
-                slot.buffer.policy_versions[t, c] = policy_version
+                batch = filling.batch
+                batch.actions[t, c] = sampled[r]
+                batch.log_probs[t, c] = log_probs[r]
+                batch.values[t, c] = values[r]
+                batch.policy_versions[t, c] = policy_version
                 written += len(sub)
             columns.count(policy, len(rows), written)
 
-    def collect(self, policy_version: int | PolicySource | Sequence[int | PolicySource]) -> Rollout:
-        """Steps the envs until the oldest batch of some policy is complete and returns it.
+    def collect(
+        self, policy_version: int | PolicySource | Sequence[int | PolicySource]
+    ) -> CollectResult:
+        """Steps the envs until the oldest trajectory batch of some policy is complete and
+        returns it, with the episodes that ended meanwhile.
 
         The envs of the ``recv()`` that completes the batch are left waiting (their
         observations are kept) and act at the start of the next call, with the weights the
@@ -405,7 +392,7 @@ class Sampler:
 
         Args:
             policy_version: Version of the model's weights, stored with every step; or, when a
-                learner updates the weights concurrently, a :data:`PolicySource` asked before
+                learner updates the weights concurrently, a :data:`~sf_train.sampling.protocols.PolicySource` asked before
                 every forward pass. With several policies, one of them per policy.
         """
         sources = (
@@ -442,20 +429,7 @@ class Sampler:
                 np.asarray(info.get("_episode_summary", np.zeros(len(env_ids), dtype=bool))) & real
             )
             if mask.any():
-                ended = env_ids[mask]
-                self._returns.append(
-                    np.asarray(info["episode_summary"]["r"])[mask].astype(np.float64)
-                )
-                self._lengths.append(
-                    np.asarray(info["episode_summary"]["l"])[mask].astype(np.int64)
-                )
-                self._episode_envs.append(ended)
-                self._episode_policies.append(self._policy[ended])
-                self._episode_versions.append(self._version[ended])
-                self._episode_shaping.append(self.shaping.episode_returns[ended])
-                variables = info.get("final_info", {}).get("variables")
-                if variables is not None:
-                    self._variables.append(np.asarray(variables)[mask].astype(np.float64))
+                self._episodes.append(self._ended(info, env_ids, mask))
             self.shaping.end_episodes(env_ids[done])
             cut_values = self._truncation_values(
                 terminated, truncated, info, env_ids, real, sources
@@ -467,24 +441,29 @@ class Sampler:
                 break
             self._act(obs, env_ids, sources)
         steps, dropped = self.columns.counts()
-        rollout = Rollout(
+        episodes, self._episodes = Episodes.joined(self._episodes), []
+        return CollectResult(
             self.columns.take(ready),
-            np.concatenate(self._returns) if self._returns else np.zeros(0),
-            np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64),
-            np.concatenate(self._episode_envs) if self._episode_envs else np.zeros(0, np.int64),
+            episodes,
             int(steps.sum()),
-            np.concatenate(self._variables) if self._variables else None,
-            dropped,
-            policy=ready,
-            episode_policies=_joined(self._episode_policies, np.int64),
-            episode_versions=_joined(self._episode_versions, np.int64),
-            episode_shaping=_joined(self._episode_shaping, np.float64),
+            dropped_steps=dropped,
             policy_steps=steps,
         )
-        self._returns, self._lengths, self._episode_envs = [], [], []
-        self._episode_policies, self._episode_versions, self._episode_shaping = [], [], []
-        self._variables = []
-        return rollout
+
+    def _ended(self, info: dict[str, Any], env_ids: np.ndarray, mask: np.ndarray) -> Episodes:
+        """The episodes that recv() rows ``mask`` ended."""
+        ended = env_ids[mask]
+        summary = info["episode_summary"]
+        variables = info.get("final_info", {}).get("variables")
+        return Episodes(
+            returns=np.asarray(summary["r"])[mask].astype(np.float64),
+            lengths=np.asarray(summary["l"])[mask].astype(np.int64),
+            env_ids=ended,
+            policies=self._policy[ended],
+            versions=self._version[ended],
+            shaping=self.shaping.episode_returns[ended].astype(np.float64),
+            variables=None if variables is None else np.asarray(variables)[mask].astype(np.float64),
+        )
 
     def state_dict(self) -> dict[str, Any]:
         """What a fresh sampler needs to continue exactly where this one stands.
@@ -522,17 +501,24 @@ class Sampler:
         self._parked = (obs, env_ids)
 
 
-def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
-
-
 def _write_obs(
-    buf: TrajectoryBuffer, t: np.ndarray, c: np.ndarray, obs: Any, rows: np.ndarray
+    batch: TrajectoryBatch, t: np.ndarray, c: np.ndarray, obs: Any, rows: np.ndarray
 ) -> None:
-    """Copies recv() rows ``rows`` into the buffer cells ``(t, c)``."""
+    """Copies recv() rows ``rows`` into the batch's cells ``(t, c)``."""
     tt, cc = torch.from_numpy(t), torch.from_numpy(c)
     if isinstance(obs, dict):
         for k, v in obs.items():
-            buf.obs[k][tt, cc] = torch.from_numpy(np.ascontiguousarray(v[rows]))
+            batch.obs[k][tt, cc] = torch.from_numpy(np.ascontiguousarray(v[rows]))
     else:
-        buf.obs[tt, cc] = torch.from_numpy(np.ascontiguousarray(obs[rows]))
+        batch.obs[tt, cc] = torch.from_numpy(np.ascontiguousarray(obs[rows]))
+
+
+def _pad(batch: TrajectoryBatch, col: int, t: int) -> None:
+    """Makes steps ``t`` to ``T - 1`` of column ``col`` padding after an episode's end: invalid
+    and ``done``, so nothing flows back into the real steps (see
+    :meth:`Columns.leave <sf_train.sampling.columns.Columns.leave>`)."""
+    batch.valid[t:, col] = False
+    batch.dones[t:, col] = True
+    batch.rewards[t:, col] = 0.0
+    batch.truncation_values[t:, col] = 0.0
+    batch.policy_versions[t:, col] = batch.policy_versions[t - 1, col]

@@ -1,25 +1,21 @@
-"""What the sampler drives and what it hands out: the vector env's faces it relies on, the
-weights it acts with (:data:`PolicySource`), who plays each game (:data:`Pairing`) and a
-finished batch (:class:`Rollout`)."""
+"""What the sampler relies on: the vector env's faces it drives (:class:`AsyncVectorEnv`, and
+what a trainer may ask of it beyond: :class:`StatefulEnv`, :class:`RestartingEnv`), the weights
+it acts with (:data:`PolicySource`) and who plays each game (:data:`Pairing`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
-
-from sf_train.sampling.buffer import TrajectoryBuffer
 
 __all__ = [
     "AsyncVectorEnv",
     "Pairing",
     "PolicySource",
     "RestartingEnv",
-    "Rollout",
     "StatefulEnv",
     "UniformPairing",
 ]
@@ -38,6 +34,8 @@ class AsyncVectorEnv(Protocol):
     def recv(self) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]: ...
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -83,40 +81,3 @@ class UniformPairing:
 
     def __call__(self, game: int, seats: int) -> Sequence[int]:
         return self._rng.integers(self.num_policies, size=seats).tolist()
-
-
-@dataclass
-class Rollout:
-    """A complete batch and what happened while it was sampled.
-
-    Attributes:
-        buffer: The ``[T, B]`` trajectories; give it back with :meth:`Sampler.release`.
-        episode_returns: Returns of the episodes that ended since the previous rollout.
-        episode_lengths: Their lengths in agent steps.
-        episode_env_ids: The env each of them ended in.
-        env_steps: Steps of the learning agents (every env that is not an opponent's) since
-            the previous rollout.
-        episode_variables: The envs' game variables at each episode end, ``[episodes, V]``
-            (from ``info["final_info"]["variables"]``); ``None`` when the env reports none.
-        dropped_steps: Learning-agent steps discarded since the previous rollout because of a
-            fault (see the module docstring); ``env_steps`` does not count them.
-        policy: The policy whose trajectories ``buffer`` holds.
-        episode_policies: The policy that played each ended episode.
-        episode_versions: That policy's version at the episode's last action.
-        episode_shaping: The shaping reward each episode earned on top of its return (0
-            without shaping weights; see :meth:`Sampler.set_shaping`).
-        policy_steps: ``env_steps`` by policy, ``[num_policies]``.
-    """
-
-    buffer: TrajectoryBuffer
-    episode_returns: np.ndarray
-    episode_lengths: np.ndarray
-    episode_env_ids: np.ndarray
-    env_steps: int
-    episode_variables: np.ndarray | None = None
-    dropped_steps: int = 0
-    policy: int = 0
-    episode_policies: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    episode_versions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    episode_shaping: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    policy_steps: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
