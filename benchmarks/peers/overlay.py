@@ -3,7 +3,7 @@
 checkpoints.
 
     hatch run python benchmarks/peers/overlay.py --scenario battle \\
-        --runs runs/exp/lr3 runs/exp/skl --out docs/benchmarks/battle_variants.png
+        --runs runs/exp/lr3 runs/exp/skl --out docs/benchmarks/sittings/battle_variants.png
 
 Writes the PNG (the scenario's score against wall time and frames, one line per run and
 contender) and prints a markdown table of every checkpoint's score.
