@@ -14,10 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from dataclasses import fields
 from pathlib import Path
 
-from report import METRICS, Point, plot
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.peers_report import METRICS, Point, plot
 
 
 def load(folder: Path, scenario: str) -> dict[str, tuple[str, list[Point]]]:

@@ -93,8 +93,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from report import METRICS, Point, plot, summarize, table
-from supervise import Supervision, run_for
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.peers_report import METRICS, Point, plot, summarize, table
+from common.supervise import Supervision, run_for
 
 #: Scenario name -> (sf-envs gymnasium id, Sample Factory env name).
 SCENARIOS: dict[str, tuple[str, str]] = {
