@@ -12,8 +12,8 @@ import re
 import unicodedata
 from pathlib import Path
 
-import api_coverage
 import pytest
+from support import api_coverage
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -10,8 +10,7 @@ import subprocess
 import sys
 
 import pytest
-
-import api_coverage
+from support import api_coverage
 
 MAX_LINES = 600
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from test_sampler import TINY, assert_aligned_and_replayable
-from toy_env import ToyVecEnv
+from support.sampling import TINY, assert_aligned_and_replayable
+from support.toy_env import ToyVecEnv
 
 from sf_train import evaluate
 from sf_train.model.network import ActorCritic
