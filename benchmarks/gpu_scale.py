@@ -19,8 +19,8 @@ import dataclasses
 import os
 import time
 
-from training_speed import train_sample
-from vector_env import bench_raw
+from common.raw_vizdoom import bench_raw
+from common.training_speed import train_sample
 
 from sf_train.config.presets import sample_factory
 from sf_train.model.device import resolve_device

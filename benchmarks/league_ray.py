@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from league_tournament import add_tournament_arguments, ladder_players, tournament_config
+from common.tournament import add_tournament_arguments, ladder_players, tournament_config
 
 from sf_league.store import LeagueStore
 from sf_league.tournament.players import parse_player

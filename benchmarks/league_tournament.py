@@ -35,6 +35,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from common.tournament import add_tournament_arguments, ladder_players, tournament_config
 from rich.console import Console
 
 from sf_envs.match import MatchConfig, MatchEnv, MatchError, bot_ladder
@@ -132,32 +133,6 @@ def parallel_loops(config: TournamentConfig, games: int, workers: int) -> float:
         start = time.perf_counter()
         list(pool.map(_loop_in_child, [config] * workers, share))
         return games / (time.perf_counter() - start)
-
-
-def add_tournament_arguments(parser: argparse.ArgumentParser, timelimit: float) -> None:
-    """The flags of a benchmark tournament: players, map, games, game length, game processes."""
-    parser.add_argument("--checkpoint", help="an sf-train run folder or checkpoint to include")
-    parser.add_argument("--map", default="multi_duel", help="map of the duels")
-    parser.add_argument("--games", type=int, default=4, help="games per pairing")
-    parser.add_argument("--timelimit", type=float, default=timelimit, help="minutes per game")
-    parser.add_argument("--workers", type=int, help="game processes (default: CPU cores)")
-
-
-def tournament_config(args: argparse.Namespace) -> TournamentConfig:
-    """The duel_bots round robin that :func:`add_tournament_arguments`' flags describe."""
-    return TournamentConfig(
-        scenario="duel_bots",
-        map=args.map,
-        games=args.games,
-        timelimit=args.timelimit,
-        workers=args.workers,
-    )
-
-
-def ladder_players(checkpoint: str | None, map_name: str) -> list[str]:
-    """The checkpoint (as ``agent``), the baselines and every bot level of the map."""
-    texts = ([f"agent={checkpoint}"] if checkpoint else []) + ["random", "noop"]
-    return texts + [f"bot:{level}" for level in sorted(bot_ladder(map_name))]
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """How many env frames/s sf-train's machinery allows when games and model cost nothing.
 
-Trains sf-train as it is over :mod:`free_game` (the real vector engine, its worker processes
+Trains sf-train as it is over :mod:`common.free_game` (the real vector engine, its worker processes
 and shared memory, over games that return a fixed screen of Doom basic's shape) with a model
 whose forward and backward cost next to nothing (one 8x8 convolution of stride 8 to 4
 channels, a 16-unit layer, no GRU), for the observations of sf-train's defaults (gray 64x36)
@@ -54,8 +54,8 @@ HERE = Path(__file__).resolve().parent
 # The engine's workers import the free game to build its units.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
 
-import free_game  # noqa: E402
-from training_speed import TrainingSample, train_sample  # noqa: E402
+from common import free_game  # noqa: E402
+from common.training_speed import TrainingSample, train_sample  # noqa: E402
 
 from sf_envs.vector.async_env import DoomAsyncVectorEnv  # noqa: E402
 from sf_train.algo.learner import Learner  # noqa: E402
@@ -148,7 +148,10 @@ def exclusive_timers() -> Iterator[Callable[[], dict[str, float]]]:
 
 def measure(shape: dict[str, Any], seconds: float, warmup: float, num_envs: int) -> TrainingSample:
     env = EnvConfig(
-        env=f"free_game:{free_game.ENV_ID}", num_envs=num_envs, batch_size=num_envs // 2, **shape
+        env=f"common.free_game:{free_game.ENV_ID}",
+        num_envs=num_envs,
+        batch_size=num_envs // 2,
+        **shape,
     )
     with exclusive_timers() as read:
         return train_sample(env, seconds, warmup, model=FREE_MODEL, probe=read, num_samplers=1)
@@ -178,7 +181,7 @@ def compare_samplers(counts: list[int], seconds: float, warmup: float, rounds: i
     for _ in range(rounds):
         for k in counts:
             env = EnvConfig(
-                env=f"free_game:{free_game.ENV_ID}",
+                env=f"common.free_game:{free_game.ENV_ID}",
                 num_envs=ENVS_PER_SAMPLER * k,
                 batch_size=ENVS_PER_SAMPLER // 2 * k,
                 num_workers=max(2, k),

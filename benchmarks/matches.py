@@ -27,82 +27,20 @@ round by round with today's rows, and prints each row's ratio to it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import statistics
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from baseline import checkout, measure_in
-from cpu_time import children_cpu
+from common.baseline import checkout, measure_in
+from common.match_timing import SPIN_MODES, Sample, random_actions, single_process, spin_mode, timed
 
-from sf_envs.match import MatchConfig, MatchCore
-from sf_envs.match.spin import SPIN_YIELD_ENV_VAR
+from sf_envs.match import MatchConfig
 from sf_envs.match.unit import MATCH_VARIABLES, MatchUnitFactory
 from sf_envs.vector import protocol
 from sf_envs.vector.base import _layout
 from sf_envs.vector.engine import Engine, EngineSettings
-
-
-@dataclass
-class Sample:
-    """One timed window: match steps, and CPU seconds of the engines and of the driving side."""
-
-    steps: int
-    seconds: float
-    engine_cpu: float
-    driver_cpu: float
-
-    @property
-    def rate(self) -> float:
-        return self.steps / self.seconds
-
-
-def _cpu_split() -> tuple[float, float]:
-    """(engines, driving side): CPU seconds so far of the engines and of everything else."""
-    engines, others = children_cpu()
-    own = os.times()
-    return engines, others + own.user + own.system
-
-
-def timed(seconds: float, step: Callable[[], int]) -> Sample:
-    """Calls ``step`` (which returns the match steps it made) for ``seconds``."""
-    engines0, driver0 = _cpu_split()
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        steps += step()
-    elapsed = time.perf_counter() - start
-    engines1, driver1 = _cpu_split()
-    return Sample(steps, elapsed, engines1 - engines0, driver1 - driver0)
-
-
-def _random_actions(config: MatchConfig, rng: np.random.Generator, n: int) -> np.ndarray:
-    space = config.action_set.space
-    high = space.nvec if space.shape else space.n
-    return rng.integers(high, size=(n, *space.shape))
-
-
-def single_process(config: MatchConfig, seconds: float) -> Sample:
-    """One MatchCore stepped in this process."""
-    n = config.num_agents
-    obs = np.zeros((n, *config.options.obs_shape), dtype=np.uint8)
-    rng = np.random.default_rng(0)
-    core = MatchCore(config, console_log=True)
-    try:
-        core.reset(0, obs, None)
-
-        def step() -> int:
-            _, _, truncated = core.step(_random_actions(config, rng, n), obs, None)
-            if truncated.any():
-                core.reset(None, obs, None)
-            return 1
-
-        return timed(seconds, step)
-    finally:
-        core.close()
 
 
 def in_engine(
@@ -126,7 +64,7 @@ def in_engine(
 
     def send(opcode: bytes, ready: list[int]) -> None:
         for g in ready:
-            shared["actions"][g * rows : (g + 1) * rows] = _random_actions(config, rng, rows)
+            shared["actions"][g * rows : (g + 1) * rows] = random_actions(config, rng, rows)
         engine.submit(opcode, ready)
 
     try:
@@ -155,25 +93,6 @@ def in_engine(
         return timed(seconds, step)
     finally:
         engine.close()
-
-
-#: How networked engines wait for their peers in a measurement: the value of SPIN_YIELD_ENV_VAR.
-SPIN_MODES = {"as is": "0", "yield": "1"}
-
-
-@contextlib.contextmanager
-def spin_mode(mode: str) -> Iterator[None]:
-    """Engines started inside wait for their peers as they are (``as is``) or yielding
-    (``yield``); workers inherit the setting with the environment."""
-    before = os.environ.get(SPIN_YIELD_ENV_VAR)
-    os.environ[SPIN_YIELD_ENV_VAR] = SPIN_MODES[mode]
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[SPIN_YIELD_ENV_VAR]
-        else:
-            os.environ[SPIN_YIELD_ENV_VAR] = before
 
 
 def main() -> None:

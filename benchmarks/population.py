@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from training_speed import print_ratios, train_rate
+from common.training_speed import print_ratios, train_rate
 
 from sf_train.config.schema import AlgoConfig, EnvConfig
 

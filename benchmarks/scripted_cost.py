@@ -29,8 +29,8 @@ import time
 
 import numpy as np
 import vizdoom
-from cpu_time import is_engine, process_cpu
-from matches import single_process
+from common.cpu_time import is_engine, process_cpu
+from common.match_timing import single_process
 
 from sf_envs.lifecycle import find_processes
 from sf_envs.match import MatchConfig

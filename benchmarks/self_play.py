@@ -28,9 +28,9 @@ import os
 import statistics
 from pathlib import Path
 
-from baseline import checkout, measure_in
-from matches import SPIN_MODES, spin_mode
-from training_speed import CPU_PARTS, TrainingSample, print_ratios, train_sample
+from common.baseline import checkout, measure_in
+from common.match_timing import SPIN_MODES, spin_mode
+from common.training_speed import CPU_PARTS, TrainingSample, print_ratios, train_sample
 
 from sf_train.config.schema import EnvConfig
 
@@ -69,7 +69,12 @@ def against_baseline(args: argparse.Namespace, env: EnvConfig, tree: Path) -> No
     here = str(Path(__file__).resolve().parent)
     setup = (
         f"import sys; sys.path.append({here!r})\n"  # after the baseline's own paths
-        "from training_speed import train_rate\n"
+        # The baseline's own harness: benchmarks/training_speed.py in trees from before
+        # benchmarks/common, then common/training_speed.py (its own, else today's).
+        "try:\n"
+        "    from training_speed import train_rate\n"
+        "except ModuleNotFoundError:\n"
+        "    from common.training_speed import train_rate\n"
         "from sf_train.config.schema import EnvConfig\n"
         f"env = EnvConfig(env={env.env!r}, num_envs={env.num_envs}, batch_size={env.batch_size})"
     )

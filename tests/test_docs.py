@@ -12,8 +12,8 @@ import re
 import unicodedata
 from pathlib import Path
 
-import api_coverage
 import pytest
+from support import api_coverage
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -186,7 +186,7 @@ def test_front_page_results_have_a_command_and_match_their_page() -> None:
 
 def _compatibility_table(page: Path) -> str:
     text = page.read_text(encoding="utf-8")
-    start = text.index("<!-- compatibility table: benchmarks/compatibility.py -->")
+    start = text.index("<!-- compatibility table: tools/compatibility.py -->")
     return text[start : text.index("<!-- end of compatibility table -->", start)]
 
 

@@ -9,8 +9,8 @@ import re
 import subprocess
 import sys
 
-import api_coverage
 import pytest
+from support import api_coverage
 
 MAX_LINES = 600
 

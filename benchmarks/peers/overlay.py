@@ -3,7 +3,7 @@
 checkpoints.
 
     hatch run python benchmarks/peers/overlay.py --scenario battle \\
-        --runs runs/exp/lr3 runs/exp/skl --out docs/benchmarks/battle_variants.png
+        --runs runs/exp/lr3 runs/exp/skl --out docs/benchmarks/sittings/battle_variants.png
 
 Writes the PNG (the scenario's score against wall time and frames, one line per run and
 contender) and prints a markdown table of every checkpoint's score.
@@ -14,10 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from dataclasses import fields
 from pathlib import Path
 
-from report import METRICS, Point, plot
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.peers_report import METRICS, Point, plot
 
 
 def load(folder: Path, scenario: str) -> dict[str, tuple[str, list[Point]]]:

@@ -63,7 +63,7 @@ min: training is scenarios x contenders x (``--seconds`` + ~5 s to stop), 28 min
 a checkpoint takes 3-9 s on basic (episodes of at most 75 steps) and up to ~1 min on
 defend_the_center (at most 525 steps: longer as the agent survives longer). Doom basic alone
 with ``--seconds 450 --grid 30 --contenders a b c`` took 19 min (results in
-``docs/benchmarks/``). Battle learns slowly: Sample Factory's defaults against sf-train's for
+``docs/benchmarks/sittings/``). Battle learns slowly: Sample Factory's defaults against sf-train's for
 15 min each takes about 40-60 min (31 min of training, then 10 checkpoints per contender, each
 playing 50 episodes of up to 525 steps: 0.5-2 min for Sample Factory's, whose evaluation steps
 its envs in one process, less for sf-train's):
@@ -71,7 +71,11 @@ its envs in one process, less for sf-train's):
     hatch run python benchmarks/peers/sample_factory.py --scenarios battle --contenders a c \\
         --seconds 900 --grid 90 --episodes 50 --out runs/peers_battle
 
-``--eval-only`` evaluates the runs already in ``--out`` again without training.
+``--eval-only`` evaluates the runs already in ``--out`` again without training. ``--sitting
+NAME`` also writes the sitting's raw page for the docs: ``docs/benchmarks/sittings/NAME.md``
+(the results table and its plot) and ``NAME.png`` (``NAME_<scenario>.png`` for several
+scenarios); the curated page of the scenario (``docs/benchmarks/peers-*.md``) then gets a row
+in its history table and a link to it.
 """
 
 from __future__ import annotations
@@ -89,8 +93,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from report import METRICS, Point, plot, summarize, table
-from supervise import Supervision, run_for
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.peers_report import METRICS, Point, plot, summarize, table
+from common.supervise import Supervision, run_for
 
 #: Scenario name -> (sf-envs gymnasium id, Sample Factory env name).
 SCENARIOS: dict[str, tuple[str, str]] = {
@@ -130,6 +135,7 @@ SF_PACKAGES = ("sample-factory==2.1.1", "gymnasium<1", "numpy<2", "vizdoom")
 TORCH = "torch==2.13.0"  # the CPU wheel on local disk (Python 3.11 only)
 DEFAULT_VENV = Path.home() / ".cache/sf/peers/sample-factory-2.1.1"
 HERE = Path(__file__).resolve().parent
+SITTINGS = HERE.parent.parent / "docs" / "benchmarks" / "sittings"  # raw pages of --sitting
 SF_CHECKPOINT = re.compile(r"checkpoint_(\d+)_(\d+)\.pth")  # train step, env frames
 OUR_CHECKPOINT = re.compile(r"checkpoint_(\d+)\.pt")  # env frames
 
@@ -439,6 +445,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="training seed")
     parser.add_argument("--eval-seed", type=int, default=12345, help="evaluation seed")
     parser.add_argument("--eval-only", action="store_true", help="evaluate the runs in --out again")
+    parser.add_argument(
+        "--sitting",
+        default=None,
+        help="also write the raw page docs/benchmarks/sittings/SITTING.md and its PNG, e.g. "
+        "peers_basic_450s_twelfth_sitting",
+    )
     args = parser.parse_args(argv)
     if args.eval_envs is None:
         args.eval_envs = (
@@ -457,6 +469,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         )
     if not args.eval_only:
         errors += _sf_train_problems(args.contenders)
+    if args.sitting is not None and not re.fullmatch(r"[a-z0-9_]+", args.sitting):
+        errors.append(f"--sitting {args.sitting!r}: use lower-case letters, digits and _")
     if errors:
         parser.error("\n  ".join(["", *errors]))
     return args
@@ -540,6 +554,23 @@ def main(argv: list[str] | None = None) -> None:
     (args.out / "results.json").write_text(json.dumps(report, indent=1))
     print(text)
     say(f"wrote {args.out}/results.md, results.json and one PNG per scenario")
+    if args.sitting is not None:
+        page = write_sitting(args.sitting, text, args.out, args.scenarios)
+        say(f"wrote the sitting's page {page} and its plot beside it")
+
+
+def write_sitting(name: str, text: str, out: Path, scenarios: list[str]) -> Path:
+    """The raw page of a sitting in ``docs/benchmarks/sittings/``: the results table as written
+    to ``out``, each scenario's plot copied beside it and shown under the table."""
+    SITTINGS.mkdir(parents=True, exist_ok=True)
+    images = []
+    for scenario in scenarios:
+        png = f"{name}.png" if len(scenarios) == 1 else f"{name}_{scenario}.png"
+        shutil.copyfile(out / f"{scenario}.png", SITTINGS / png)
+        images.append(f"![{scenario}: score against wall time and frames]({png})")
+    page = SITTINGS / f"{name}.md"
+    page.write_text(text + "\n" + "\n\n".join(images) + "\n")
+    return page
 
 
 def _header(args: argparse.Namespace, versions: dict[str, str]) -> str:

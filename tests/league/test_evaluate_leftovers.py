@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from owner_support import end_owner
+from support.owner import end_owner
 
 # The game processes' own scratch folders (sf_league_game_*) are fixed in sf_league's game process, apart
 # from this test; everything the engines leave is checked here.

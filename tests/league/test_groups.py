@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from league_support import duel_settings
+from support.league import duel_settings
 
 from sf_league.ratings.groups import GameGroup, GroupSelection, group_games
 from sf_league.store import GameRecord, Seat

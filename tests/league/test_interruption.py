@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from league_support import children_of, stored_games
+from support.league import children_of, stored_games
 
 from sf_league.cli import main
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from league_support import make_checkpoint, sf_league, train_tiny
+from support.league import make_checkpoint, sf_league, train_tiny
 
 from sf_envs.match import bot_ladder
 from sf_league.cli import main

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from league_support import sf_league, tiny_population, tiny_population_flags
+from support.league import sf_league, tiny_population, tiny_population_flags
 
 from sf_league.cli import main
 from sf_league.population.gauntlets import GauntletConfig

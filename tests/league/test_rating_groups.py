@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from league_support import duel_settings
+from support.league import duel_settings
 
 from sf_league.cli import main
 from sf_league.store import GameRecord, LeagueStore, PlayerRecord, Seat

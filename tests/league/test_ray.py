@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from league_support import make_checkpoint, sf_league, tiny_population, tiny_population_flags
+from support.league import make_checkpoint, sf_league, tiny_population, tiny_population_flags
 
 ray = pytest.importorskip(
     "ray",

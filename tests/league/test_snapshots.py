@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from league_support import tiny_population
+from support.league import tiny_population
 
 from sf_league.population.frozen import SnapshotConfig, SnapshotPairing, Snapshots, pfsp_weights
 from sf_league.population.training import TRAINING, PopulationConfig, PopulationTrainer, member_name

@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import fault_players
 import pytest
-from league_support import children_of, stored_games
+from support import fault_players
+from support.league import children_of, stored_games
 
 import sf_league.tournament.schedule
 from sf_envs.lifecycle import command_line_option, interruptible

@@ -1,5 +1,5 @@
 """Shared settings for the sf-train tests: few threads, so the suite stays fast on a shared CPU,
-and a toy-env run (:mod:`toy_env`, which sf-train makes as it makes any env) small enough to
+and a toy-env run (:mod:`support.toy_env`, which sf-train makes as it makes any env) small enough to
 train in about a second."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from toy_env import TOY_ENV
+from support.toy_env import TOY_ENV
 
 from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
 

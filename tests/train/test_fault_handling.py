@@ -8,8 +8,8 @@ import importlib
 
 import numpy as np
 import torch
-from test_sampler import TINY, assert_aligned_and_replayable
-from toy_env import ToyVecEnv
+from support.sampling import TINY, assert_aligned_and_replayable
+from support.toy_env import ToyVecEnv
 
 from sf_train.model.network import ActorCritic
 from sf_train.sampling.sampler import Sampler

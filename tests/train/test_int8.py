@@ -6,7 +6,7 @@ import copy
 
 import pytest
 import torch
-from test_model import ACTIONS, DICT, SCREEN, make_obs
+from support.model import ACTIONS, DICT, SCREEN, make_obs
 from torch import nn
 
 from sf_train.config.schema import AlgoConfig, Config, ConfigError, EnvConfig, ModelConfig, validate

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from toy_env import ToyVecEnv
+from support.toy_env import ToyVecEnv
 
 from sf_train.algo.learner import LR_MAX, LR_MIN, Learner, adapt_learning_rate, learning_rate
 from sf_train.config.schema import AlgoConfig, ModelConfig

@@ -4,24 +4,13 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
+from support.model import ACTIONS, DICT, SCREEN, make_obs
 
 from sf_train.config.schema import ModelConfig
 from sf_train.model.network import ActorCritic
 from sf_train.model.normalize import RunningMeanStd
 
-SCREEN = spaces.Box(0, 255, (1, 36, 64), dtype=np.uint8)
-DICT = spaces.Dict(
-    {"screen": SCREEN, "measurements": spaces.Box(-np.inf, np.inf, (5,), dtype=np.float32)}
-)
-ACTIONS = spaces.MultiDiscrete([3, 2])
 SMALL = ModelConfig(conv_channels=(8, 16), fc_size=32, rnn=True, rnn_size=16, measurements_size=8)
-
-
-def make_obs(space, *lead):
-    screen = torch.randint(0, 256, (*lead, 1, 36, 64), dtype=torch.uint8)
-    if isinstance(space, spaces.Dict):
-        return {"screen": screen, "measurements": torch.randn(*lead, 5)}
-    return screen
 
 
 @pytest.mark.parametrize("rnn", [True, False])

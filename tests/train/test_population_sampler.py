@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_sampler import TINY, _ActionRecordingToyVecEnv, assert_aligned_and_replayable
-from toy_env import ToyVecEnv
+from support.sampling import TINY, ActionRecordingToyVecEnv, assert_aligned_and_replayable
+from support.toy_env import ToyVecEnv
 
 from sf_train.model.network import ActorCritic
 from sf_train.sampling.sampler import Sampler
@@ -40,7 +40,7 @@ class _RecordingPairing:
 
 @pytest.mark.parametrize("batch_size,shuffle", [(8, False), (4, True)])
 def test_every_policy_records_only_its_own_steps(batch_size, shuffle):
-    venv = _ActionRecordingToyVecEnv(8, batch_size, episode_length=5, shuffle=shuffle)
+    venv = ActionRecordingToyVecEnv(8, batch_size, episode_length=5, shuffle=shuffle)
     models = _models(venv, 3)
     pairing = _RecordingPairing(3)
     # Enough trajectory batches for one policy to hold every row (ceil(8 / 3)) and hand one out.
@@ -90,7 +90,7 @@ def test_every_policy_records_only_its_own_steps(batch_size, shuffle):
 
 
 def test_rows_change_policy_only_at_episode_starts():
-    venv = _ActionRecordingToyVecEnv(4, 2, episode_length=3, shuffle=True)
+    venv = ActionRecordingToyVecEnv(4, 2, episode_length=3, shuffle=True)
     models = _models(venv, 2)
     for action, model in enumerate(models):  # policy p always plays action p
         with torch.no_grad():

@@ -8,7 +8,7 @@ import pickle
 
 import pytest
 import torch
-from test_trainer import scalars
+from support.runs import scalars
 
 from sf_train.config.schema import ConfigError
 from sf_train.run.checkpoint import load_checkpoint

@@ -3,21 +3,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from toy_env import ToyVecEnv
+from support.sampling import (
+    TINY,
+    ActionRecordingToyVecEnv,
+    assert_aligned_and_replayable,
+    bright_side,
+)
+from support.toy_env import ToyVecEnv
 
 from sf_train.config.schema import ModelConfig
 from sf_train.model.network import ActorCritic
 from sf_train.sampling.sampler import Sampler
-
-TINY = ModelConfig(
-    conv_channels=(4,), conv_kernels=(4,), conv_strides=(2,), fc_size=16, rnn=True, rnn_size=8
-)
-
-
-def bright_side(screen: torch.Tensor) -> torch.Tensor:
-    """1 where the bright pixel is in the right half of the (C, H, W) screens."""
-    cols = screen.flatten(-3, -2).amax(-2).argmax(-1)
-    return (cols >= screen.shape[-1] // 2).long()
 
 
 @pytest.mark.parametrize(
@@ -37,21 +33,6 @@ def test_batches_are_aligned_and_replayable(batch_size, shuffle, measurements):
             sampler.release(collected.batch)
     finally:
         venv.close()
-
-
-def assert_aligned_and_replayable(model: ActorCritic, buf) -> None:
-    """Every column is one env's own steps: rewards pay the actions taken on their
-    observations, and replaying the trajectories from their stored recurrent states and
-    episode resets reproduces the sampled log-probs and values."""
-    T, played = buf.T, buf.valid  # padding (after a row left for another policy) aside
-    screen = buf.obs["screen"] if isinstance(buf.obs, dict) else buf.obs
-    expected = (buf.actions == bright_side(screen[:T])).float()
-    torch.testing.assert_close(buf.rewards[played], expected[played])
-    with torch.no_grad():
-        out = model.forward_sequence(buf.obs, buf.rnn_state, buf.resets())
-    log_probs = model.action_dist.log_prob(out.logits[:T], buf.actions)
-    torch.testing.assert_close(log_probs[played], buf.log_probs[played], atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(out.values[:T][played], buf.values[played], atol=1e-5, rtol=1e-5)
 
 
 def test_episode_ends_every_episode_length_steps():
@@ -164,21 +145,8 @@ def test_a_doom_match_cut_by_its_time_limit_is_bootstrapped():
     assert (buf.truncation_values[torch.arange(30) != 25] == 0).all()
 
 
-class _ActionRecordingToyVecEnv(ToyVecEnv):
-    """Keeps every action sent, by env id."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.sent: dict[int, list[int]] = {}
-
-    def send(self, actions, env_ids):
-        for a, e in zip(np.asarray(actions).tolist(), np.asarray(env_ids).tolist(), strict=True):
-            self.sent.setdefault(e, []).append(a)
-        super().send(actions, env_ids)
-
-
 def test_opponent_envs_are_played_by_the_opponent_and_never_recorded():
-    venv = _ActionRecordingToyVecEnv(4, 2, episode_length=3, shuffle=True)
+    venv = ActionRecordingToyVecEnv(4, 2, episode_length=3, shuffle=True)
     model = ActorCritic(venv.single_observation_space, venv.single_action_space, TINY)
     sampler = Sampler(venv, model, T=6, B=2, device=torch.device("cpu"), opponent_envs=[1, 3])
     # An opponent that always turns to action 1, whatever it sees.

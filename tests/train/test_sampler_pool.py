@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from owner_support import descendants, running
-from test_training_faults import _config as faults_config
+from support.owner import descendants, running
+from support.runs import faults_config
 
 from sf_train.config.schema import AlgoConfig, Config, ConfigError, EnvConfig, RunConfig
 from sf_train.run.trainer import Progress, Trainer

@@ -4,8 +4,8 @@ import json
 
 import imageio.v2 as imageio
 import pytest
+from support.toy_env import TOY_ENV
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-from toy_env import TOY_ENV
 
 from sf_train.cli import main
 from sf_train.run.folder import load_run_config

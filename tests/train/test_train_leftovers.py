@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from owner_support import end_owner
+from support.owner import end_owner
 
 _TINY_DOOM_RUN = [
     "--env",

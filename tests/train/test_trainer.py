@@ -5,6 +5,7 @@ import threading
 
 import pytest
 import torch
+from support.runs import scalars
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sf_train.config.schema import AlgoConfig, config_to_dict, save_config
@@ -16,12 +17,6 @@ from sf_train.run.folder import (
     prepare_run_folder,
 )
 from sf_train.run.trainer import Progress, Trainer, train
-
-
-def scalars(run_dir) -> dict[str, list[float]]:
-    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
-    acc.Reload()
-    return {tag: [e.value for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
 def test_sync_mode_has_zero_policy_lag(toy_config, tmp_path):

@@ -12,36 +12,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.runs import faults_config
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sf_envs.lifecycle import command_line_option, find_processes
-from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
+from sf_train.config.schema import Config, EnvConfig
 from sf_train.run.trainer import Progress, Trainer, TrainResult
 
 FAULT_AT = 2_000
 """Frames trained before the fault is injected."""
 AFTER_RESTART = 4_000
 """Frames the run must train after a replacement worker appears."""
-LIMIT = 400_000
-"""Frame budget: never reached, the run stops AFTER_RESTART frames after the restart."""
-
 Fault = Callable[[Trainer], list[int]]
 """Injects a fault into a running trainer's env; returns the processes it hit."""
-
-
-def _config(run_dir: Path, env: EnvConfig) -> Config:
-    return Config(
-        env=env,
-        model=ModelConfig(conv_channels=(8,), conv_kernels=(8,), conv_strides=(4,), fc_size=32),
-        algo=AlgoConfig(rollout=16, num_minibatches=2, num_epochs=1),
-        run=RunConfig(
-            run_dir=str(run_dir),
-            frames=LIMIT,
-            torch_threads=1,
-            eval_episodes=0,
-            checkpoint_every=LIMIT,
-        ),
-    )
 
 
 def _train_through(cfg: Config, fault: Fault) -> tuple[TrainResult, list[int], list[int]]:
@@ -153,7 +136,7 @@ def test_a_killed_worker_is_restarted_and_training_goes_on(tmp_path, caplog):
         os.kill(victim, signal.SIGKILL)
         return [victim]
 
-    cfg = _config(tmp_path / "run", _doom_basic())
+    cfg = faults_config(tmp_path / "run", _doom_basic())
     result, workers, _ = _train_through(cfg, kill_worker)
     _assert_recorded(result, tmp_path / "run", caplog)
     assert result.dropped_frames > 0
@@ -170,7 +153,7 @@ def test_a_hung_worker_neither_starves_nor_stops_training(tmp_path, caplog):
         os.kill(victim, signal.SIGSTOP)
         return [victim]
 
-    cfg = _config(tmp_path / "run", _doom_basic(worker_timeout=3.0))
+    cfg = faults_config(tmp_path / "run", _doom_basic(worker_timeout=3.0))
     result, workers, _ = _train_through(cfg, stop_worker)
     _assert_recorded(result, tmp_path / "run", caplog)
     _assert_gone(workers)
@@ -178,7 +161,7 @@ def test_a_hung_worker_neither_starves_nor_stops_training(tmp_path, caplog):
 
 def test_an_engine_killed_under_a_worker_is_survived(tmp_path, caplog):
     caplog.set_level(logging.WARNING)
-    cfg = _config(tmp_path / "run", _doom_basic())
+    cfg = faults_config(tmp_path / "run", _doom_basic())
     result, workers, engines = _train_through(cfg, _kill_engine)
     _assert_recorded(result, tmp_path / "run", caplog)
     _assert_gone(workers + engines)
@@ -195,7 +178,7 @@ def test_a_match_engine_killed_during_self_play_is_survived(tmp_path, caplog):
         num_workers=2,
         env_options=("timelimit=0.2",),
     )
-    cfg = _config(tmp_path / "run", env)
+    cfg = faults_config(tmp_path / "run", env)
     cfg.algo.opponent_pool = 2
     cfg.algo.num_minibatches = 1
     result, workers, engines = _train_through(cfg, _kill_engine)

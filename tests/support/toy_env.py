@@ -5,7 +5,7 @@ Each observation is a dark image with one bright pixel in its left or right half
 it a fast end-to-end check of the sampler, the model and the learner without ViZDoom.
 
 Importing this module registers :data:`TOY_ENV` with gymnasium, so sf-train makes it as it
-makes any env: ``--env toy_env:Toy-v0`` imports the module (as ``gymnasium.make`` does), and
+makes any env: ``--env support.toy_env:Toy-v0`` imports the module (as ``gymnasium.make`` does), and
 ``gym.make_vec`` / ``gym.make`` call :func:`make_toy_vec` / :class:`ToyEnv` with the keyword
 arguments sf-train gives every env.
 """

@@ -13,7 +13,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervise import Supervision
+from .supervise import Supervision
 
 __all__ = ["METRICS", "Point", "Summary", "plot", "summarize", "table"]
 

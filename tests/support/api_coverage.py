@@ -7,7 +7,7 @@ the reference (re-exports are documented where they are defined).
 
 Run after ``mkdocs build`` to check the built site's inventory (``hatch run docs:build`` does)::
 
-    python tests/api_coverage.py site/objects.inv
+    python tests/support/api_coverage.py site/objects.inv
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {
     "sf_envs": ROOT / "packages" / "sf-envs" / "src",
     "sf_train": ROOT / "packages" / "sf-train" / "src",

@@ -1,7 +1,7 @@
 """sf-train's env frames/s over a timed window, where its CPU went, and ratios of such rates.
 
 It needs only sf-train's public config and trainer (and sf-envs' process lookup), so that
-:mod:`baseline` can run it on older code too.
+``self_play.py --baseline`` (through :mod:`common.baseline`) can run it on older code too.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cpu_time import children_cpu, thread_cpu
-
 from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
 from sf_train.model.network import ActorCritic
 from sf_train.run.trainer import Progress, Trainer
+
+from .cpu_time import children_cpu, thread_cpu
 
 
 @dataclass

@@ -4,8 +4,8 @@ Importing this module registers ``sf-bench/FreeBasic-v0``: the sf-envs engine (i
 processes, shared memory and both faces) over units that return a fixed screen instead of
 running ViZDoom. The spaces, options and game variables are Doom basic's, so observations have
 the same shapes as ``sf/DoomBasic-v0`` with the same options, and sf-train takes it as
-``--env free_game:sf-bench/FreeBasic-v0`` with this folder on ``PYTHONPATH`` (the engine's
-workers import it to build their units).
+``--env common.free_game:sf-bench/FreeBasic-v0`` with ``benchmarks/`` on ``PYTHONPATH`` (the
+engine's workers import it to build their units).
 
 Each episode lasts :data:`EPISODE_STEPS` steps and pays 1 at its last, so the trainer's episode
 bookkeeping runs as on a real game.

@@ -6,7 +6,7 @@ JUnit results and writes one row per library: the version tested, each use the s
 with its outcome, and the adapter needed, if any. ``--write`` also puts the table between the
 markers of the pages that carry it (the front page and the docs' integrations page)::
 
-    python benchmarks/compatibility.py --write \
+    python tools/compatibility.py --write \
         --rllib-python "$(hatch env find hatch-test.py3.11-rllib)/bin/python"
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "tests" / "integrations"
 PAGES = (ROOT / "README.md", ROOT / "docs" / "integrations.md")
-BEGIN = "<!-- compatibility table: benchmarks/compatibility.py -->"
+BEGIN = "<!-- compatibility table: tools/compatibility.py -->"
 END = "<!-- end of compatibility table -->"
 
 
