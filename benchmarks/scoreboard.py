@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import sf_envs
-from sf_train.evaluate import evaluate_policy
+from sf_train.evaluation import evaluate_policy
 from sf_train.model.network import ActorCritic
 from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import find_checkpoint, load_run_config

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sf_train.config.schema import Config, EnvConfig, RunConfig
-from sf_train.evaluate import evaluate
+from sf_train.evaluation import evaluate
 from sf_train.run.trainer import Trainer, TrainResult
 
 RESTART_WINDOW_S = 300.0

@@ -35,7 +35,7 @@ mapped is checked gone. While it trains, the peak memory of its process tree is 
 /proc (the sum of RSS, which counts shared pages once per process, and of PSS, which splits
 them). Nothing is evaluated until every contender has trained, so no evaluation shares the CPU
 with a timed run; then every checkpoint plays ``--episodes`` episodes, an equal quota per env,
-sampling its actions: sf-train's with ``sf_train.evaluate.evaluate``, Sample Factory's with
+sampling its actions: sf-train's with ``sf_train.evaluation.evaluate``, Sample Factory's with
 ``sf_evaluate.py`` inside its own venv. Both record each episode's return in ViZDoom's raw
 units (the engine's, before Sample Factory's scaling and shaping) and its kills, the engine's
 ``KILLCOUNT`` at the episode's end. Both sides' episodes end at the player's death or at the
@@ -288,7 +288,7 @@ Episodes = tuple[list[float], list[int], list[float]]  # returns, lengths, kills
 def _evaluate_sf_train(
     contender: Contender, points: list[Point], args: argparse.Namespace
 ) -> list[Episodes]:
-    from sf_train.evaluate import evaluate as evaluate_run
+    from sf_train.evaluation import evaluate as evaluate_run
 
     results = []
     for point in points:

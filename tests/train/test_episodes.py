@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sf_train.evaluate import evaluate
+from sf_train.evaluation import evaluate
 from sf_train.run.episodes import EpisodeWindow
 from sf_train.run.trainer import Trainer
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from sf_train import evaluate
+from sf_train import evaluation
 from sf_train.model.network import ActorCritic
 
 
@@ -17,7 +17,7 @@ def test_each_episode_keeps_its_own_final_variables(toy_config):
     cfg.env = dataclasses.replace(
         cfg.env, env_options=("variables=true", "episode_lengths=[2, 5, 9]")
     )
-    result = evaluate.evaluate_policy(
+    result = evaluation.evaluate_policy(
         cfg,
         lambda v: ActorCritic(v.single_observation_space, v.single_action_space, cfg.model),
         episodes=24,

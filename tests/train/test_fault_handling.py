@@ -4,19 +4,16 @@ Toy doubles of the engine's behaviour; the real processes are in test_training_f
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import torch
 from support.sampling import TINY, assert_aligned_and_replayable
 from support.toy_env import ToyVecEnv
 
+from sf_train import evaluation
 from sf_train.model.network import ActorCritic
 from sf_train.sampling.sampler import Sampler
 
 EPISODE = 16
-# The module (``from sf_train import evaluate`` gives the function of that name).
-evaluate = importlib.import_module("sf_train.evaluate")
 
 
 class _StallingToyVecEnv(ToyVecEnv):
@@ -139,9 +136,9 @@ def test_trajectories_cut_by_a_worker_restart_are_dropped():
 
 def test_evaluation_counts_no_episode_cut_by_a_worker_restart(toy_config, monkeypatch):
     venv = _RestartingToyVecEnv(4, 4, episode_length=EPISODE, lost=(0, 1), at=3)
-    monkeypatch.setattr(evaluate, "make_env", lambda *args, **kwargs: venv)
+    monkeypatch.setattr(evaluation, "make_env", lambda *args, **kwargs: venv)
     cfg = toy_config()
-    result = evaluate.evaluate_policy(
+    result = evaluation.evaluate_policy(
         cfg, lambda v: ActorCritic(v.single_observation_space, v.single_action_space, cfg.model), 8
     )
     assert venv.recvs > venv.at

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sf_train.evaluate import EvalResult
+from sf_train.evaluation import EvalResult
 from sf_train.scores import iqm, stratified_bootstrap
 
 

@@ -35,16 +35,16 @@ def test_a_run_that_evaluates_greedily_is_evaluated_greedily_after(
 ):
     """--eval-greedy picks best.pt by greedy evaluations, and `sf-train eval` plays greedily
     by default on that run (the runner of every evaluation records its mode)."""
-    import sf_train.evaluate
+    import sf_train.evaluation
 
     modes: list[bool] = []
-    runner = sf_train.evaluate.PolicyRunner
+    runner = sf_train.evaluation.PolicyRunner
 
     def recording_runner(model, n, device, generator, greedy):
         modes.append(greedy)
         return runner(model, n, device, generator, greedy)
 
-    monkeypatch.setattr(sf_train.evaluate, "PolicyRunner", recording_runner)
+    monkeypatch.setattr(sf_train.evaluation, "PolicyRunner", recording_runner)
     run = str(tmp_path / "run")
     flags = ["--run-dir", run, "--frames", "256", "--eval-greedy", "--eval-episodes", "4"]
     assert main(["train", *toy_flags, *flags]) == 0

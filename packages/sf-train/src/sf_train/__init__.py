@@ -12,7 +12,7 @@ survives the process.
 - :mod:`sf_train.algo`: the APPO learner step and its maths (losses, V-trace).
 - :mod:`sf_train.run`: the trainer that ties sampling and learning together, its reports,
   checkpoints and run folder, the policies it holds and the league's face on it.
-- :mod:`sf_train.evaluate`: evaluation and videos from a run folder; :mod:`sf_train.scores`,
+- :mod:`sf_train.evaluation`: evaluation and videos from a run folder; :mod:`sf_train.scores`,
   its interquartile mean and bootstrap intervals.
 - :mod:`sf_train.cli`: the ``sf-train`` command (train, eval, enjoy).
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         save_config,
     )
     from sf_train.envs import make_env
-    from sf_train.evaluate import EvalResult, evaluate, evaluate_policy, load_policy, record_video
+    from sf_train.evaluation import EvalResult, evaluate, evaluate_policy, load_policy, record_video
     from sf_train.run.trainer import Trainer, train
 
 _EXPORTS = {
@@ -52,11 +52,11 @@ _EXPORTS = {
     "save_config": "sf_train.config.schema",
     "sample_factory": "sf_train.config.presets",
     "make_env": "sf_train.envs",
-    "EvalResult": "sf_train.evaluate",
-    "evaluate": "sf_train.evaluate",
-    "evaluate_policy": "sf_train.evaluate",
-    "load_policy": "sf_train.evaluate",
-    "record_video": "sf_train.evaluate",
+    "EvalResult": "sf_train.evaluation",
+    "evaluate": "sf_train.evaluation",
+    "evaluate_policy": "sf_train.evaluation",
+    "load_policy": "sf_train.evaluation",
+    "record_video": "sf_train.evaluation",
     "Trainer": "sf_train.run.trainer",
     "train": "sf_train.run.trainer",
 }

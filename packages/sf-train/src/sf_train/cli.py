@@ -131,7 +131,7 @@ def _add_greedy_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def _eval(argv: list[str]) -> int:
-    from sf_train.evaluate import evaluate
+    from sf_train.evaluation import evaluate
 
     parser = argparse.ArgumentParser(
         prog="sf-train eval",
@@ -193,7 +193,7 @@ def _eval(argv: list[str]) -> int:
 
 
 def _enjoy(argv: list[str]) -> int:
-    from sf_train.evaluate import record_video
+    from sf_train.evaluation import record_video
 
     parser = argparse.ArgumentParser(
         prog="sf-train enjoy",

@@ -210,7 +210,7 @@ class _Actor:
         if seat.kind == "checkpoint":
             import torch
 
-            from sf_train.evaluate import load_policy
+            from sf_train.evaluation import load_policy
             from sf_train.sampling.acting import PolicyRunner
 
             if not _POLICIES:

@@ -186,7 +186,7 @@ def check_checkpoint(
         PlayerError: If the checkpoint is unreadable or its network was built for other
             observation or action spaces (e.g. trained on a scenario with other controls).
     """
-    from sf_train.evaluate import load_policy
+    from sf_train.evaluation import load_policy
     from sf_train.run.checkpoint import CheckpointError
     from sf_train.run.folder import RunFolderError
 

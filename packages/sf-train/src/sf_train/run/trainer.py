@@ -37,7 +37,7 @@ import torch
 from sf_train.algo.learner import Learner
 from sf_train.config.schema import Config, ConfigError, shaping_weights, validate
 from sf_train.envs import agents_per_game, game_variable_names, make_env
-from sf_train.evaluate import evaluate_policy
+from sf_train.evaluation import evaluate_policy
 from sf_train.model.device import resolve_device
 from sf_train.model.int8 import check_int8_support
 from sf_train.model.network import ActorCritic
