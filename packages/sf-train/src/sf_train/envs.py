@@ -127,7 +127,7 @@ def make_match_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> Any
     return sf_envs.make_match(scenario, render_mode=render_mode, **_env_kwargs(cfg))
 
 
-def game_variable_names(venv: AsyncVectorEnv) -> tuple[str, ...]:
+def game_variable_names(venv: object) -> tuple[str, ...]:
     """Names of the columns of ``info["final_info"]["variables"]`` (lower case), or ``()``.
 
     The engine reports game variables as one array; sf-envs keeps the names beside it.

@@ -9,7 +9,9 @@ import collections
 import functools
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from torch.utils.tensorboard import SummaryWriter
@@ -17,6 +19,10 @@ from torch.utils.tensorboard import SummaryWriter
 from sf_train.config.schema import Config, config_to_dict
 from sf_train.run.members import Member, Progress
 from sf_train.sampling.rollout import RestartingEnv, Rollout
+
+if TYPE_CHECKING:
+    from sf_train.algo.learner import Learner
+    from sf_train.run.population import MatchBook
 
 __all__ = ["Reporting", "open_summary_writer"]
 
@@ -54,6 +60,22 @@ class Reporting:
     """Vector workers restarted in this session (logged, and ``perf/worker_restarts``)."""
     dropped_frames: int
     """Frames discarded because of faults in this session (``perf/dropped_frames``)."""
+
+    if TYPE_CHECKING:  # the trainer's state that this mixin reads
+        cfg: Config
+        venv: Any
+        members: list[Member]
+        frames: int
+        variable_names: tuple[str, ...]
+        matches: MatchBook
+        on_progress: Callable[[Progress], None] | None
+
+        @property
+        def num_policies(self) -> int: ...
+        @property
+        def mean_return(self) -> float | None: ...
+        @property
+        def learner(self) -> Learner: ...
 
     def _start_reporting(self) -> None:
         """Sets the counters and windows this mixin keeps (from the trainer's ``__init__``)."""
@@ -135,7 +157,7 @@ class Reporting:
         self.writer.add_scalar("perf/dropped_frames", self.dropped_frames, self.frames)
         if not self._counts_restarts:
             return
-        restarts = self.venv.worker_restarts  # type: ignore[attr-defined]
+        restarts = self.venv.worker_restarts
         if restarts > self.worker_restarts:
             log.warning(
                 "%d vector worker restart(s) at %d frames (%d in this session): their envs' "

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -294,7 +294,8 @@ class Trainer(PopulationControl, Reporting):
             state["cuda_rng"] = torch.cuda.get_rng_state_all()
         if self._resumes_exactly:
             state["env"] = _to_torch(self.venv.state_dict())
-            state["sampler"] = _to_torch(self.sampler.state_dict())
+            # Exact resumption has one sampler, in this process.
+            state["sampler"] = _to_torch(cast(Sampler, self.sampler).state_dict())
         return state
 
     def load_policy(self, policy: int, state: dict[str, Any]) -> None:
@@ -329,7 +330,7 @@ class Trainer(PopulationControl, Reporting):
             torch.cuda.set_rng_state_all(state["cuda_rng"])
         if "sampler" in state and self._resumes_exactly:
             self.venv.load_state_dict(_to_numpy(state["env"]))
-            self.sampler.load_state_dict(_to_numpy(state["sampler"]))
+            cast(Sampler, self.sampler).load_state_dict(_to_numpy(state["sampler"]))
         else:
             # An env that cannot save its state (Doom) starts fresh episodes, seeded apart.
             self.sampler.start(seed=self.cfg.run.seed + self.frames)
