@@ -39,6 +39,8 @@ class AsyncVectorEnv(Protocol):
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray) -> None: ...
 
+    def close(self) -> None: ...
+
 
 @runtime_checkable
 class StatefulEnv(Protocol):

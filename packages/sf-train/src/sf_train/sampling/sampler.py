@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -409,7 +409,9 @@ class Sampler:
                 every forward pass. With several policies, one of them per policy.
         """
         sources = (
-            list(policy_version) if isinstance(policy_version, list | tuple) else [policy_version]
+            list(policy_version)
+            if isinstance(policy_version, list | tuple)
+            else [cast("int | PolicySource", policy_version)]
         )
         if len(sources) != self.num_policies:
             raise ValueError(
@@ -535,4 +537,5 @@ def _write_obs(
         for k, v in obs.items():
             buf.obs[k][tt, cc] = torch.from_numpy(np.ascontiguousarray(v[rows]))
     else:
-        buf.obs[tt, cc] = torch.from_numpy(np.ascontiguousarray(obs[rows]))
+        # A screen Box's buffer is one tensor.
+        cast(torch.Tensor, buf.obs)[tt, cc] = torch.from_numpy(np.ascontiguousarray(obs[rows]))
