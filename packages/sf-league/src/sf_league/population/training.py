@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -150,7 +150,7 @@ class PopulationTrainer:
                 f"--env {train_cfg.env.env} is not a match: population training needs an env of "
                 "several learning agents per game, e.g. sf/DoomDuel-v0"
             )
-        if problems:
+        if problems or scenario is None:
             raise ConfigError(problems)
         match = MatchConfig.create(scenario, **train_cfg.env.options())
         self.cfg = cfg
@@ -423,7 +423,8 @@ class PopulationTrainer:
         trainer = self.trainer
         trainer.save_checkpoint()
         checkpoints = {
-            snapshot_name(self.run_dir, m.index, trainer.frames): m.checkpoints.latest()
+            # Just written, so every member has one.
+            snapshot_name(self.run_dir, m.index, trainer.frames): cast(Path, m.checkpoints.latest())
             for m in self.members
         }
         play_gauntlet(
