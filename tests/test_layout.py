@@ -9,9 +9,8 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 import api_coverage
+import pytest
 
 MAX_LINES = 600
 
