@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from gymnasium import spaces
+from numpy.typing import ArrayLike
 from rich.table import Table
 
 import sf_envs
@@ -61,14 +63,14 @@ def _record(args: argparse.Namespace) -> int:
     import imageio.v2 as imageio
 
     env = sf_envs.make(args.env_id, render_mode="rgb_array")
-    frames = []
+    frames: list[ArrayLike] = []  # what imageio.mimsave takes
     try:
         env.reset(seed=args.seed)
         episode_return, done = 0.0, False
         while not done and len(frames) < args.max_steps:
-            frames.append(env.render())
+            frames.append(cast(np.ndarray, env.render()))  # rgb_array
             _, reward, terminated, truncated, _ = env.step(env.action_space.sample())
-            episode_return += reward
+            episode_return += float(reward)
             done = terminated or truncated
     finally:
         env.close()
@@ -83,7 +85,8 @@ def _record(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     env = sf_envs.make(args.env_id, frame_skip=args.frame_skip).unwrapped
     rng = np.random.default_rng(0)
-    actions = rng.integers(0, env.action_space.n, size=args.steps)
+    space = cast(spaces.Discrete, env.action_space)  # every single-player scenario's
+    actions = rng.integers(0, space.n, size=args.steps)
     try:
         steps_per_s = steps_per_second(env, actions)
     finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -42,7 +42,7 @@ class DoomEnv(gym.Env):
         (3, 72, 128)
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 35}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 35}  # noqa: RUF012  (as gymnasium declares it)
 
     def __init__(
         self,
@@ -59,7 +59,7 @@ class DoomEnv(gym.Env):
         except TypeError as exc:
             raise OptionError(f"{exc}; valid options: {', '.join(_OPTION_NAMES)}") from None
         self.render_mode = render_mode
-        self._core = DoomCore(scenario, self.options, workdir)
+        self._core: DoomCore | None = DoomCore(scenario, self.options, workdir)
         self.scenario = scenario
         self.action_space = self._core.action_space
         self.observation_space = observation_space(self.options, len(scenario.measurements))
@@ -126,7 +126,8 @@ class DoomEnv(gym.Env):
         return {"screen": self._screen.copy(), "measurements": self._meas.copy()}
 
     def _info(self) -> dict[str, Any]:
-        return dict(zip(self._names, self._core.variables.tolist(), strict=True))
+        variables = cast(DoomCore, self._core).variables  # open: called by reset and step
+        return dict(zip(self._names, variables.tolist(), strict=True))
 
 
 _OPTION_NAMES = (

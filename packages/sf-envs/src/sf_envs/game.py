@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 import weakref
+from typing import cast
 
 import numpy as np
 import vizdoom
@@ -129,7 +130,10 @@ class DoomCore:
         self.measurement_index = np.array(
             [self.variable_names.index(m) for m in self.scenario.measurements], dtype=np.intp
         )
-        self.game = create_game(self.scenario, options, self.workdir, self.variable_names)
+        # The engine until close(); the methods before then cast it to DoomGame.
+        self.game: vizdoom.DoomGame | None = create_game(
+            self.scenario, options, self.workdir, self.variable_names
+        )
         self._game.append(self.game)
         self.game.init()
         watchdog.note_engines()
@@ -156,9 +160,10 @@ class DoomCore:
 
     def reset(self, seed: int | None, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
         """Starts a new episode (seeded when ``seed`` is given) and writes its first observation."""
+        game = cast(vizdoom.DoomGame, self.game)
         if seed is not None:
-            self.game.set_seed(int(seed) % (2**31))
-        self.game.new_episode()
+            game.set_seed(int(seed) % (2**31))
+        game.new_episode()
         self.episode_return = 0.0
         self.episode_length = 0
         self._observe(obs_out, meas_out, first=True)
@@ -172,20 +177,21 @@ class DoomCore:
         real frame (never zeros), while the variables are read one by one from the game so the
         final step reports the final tallies (the kill that ended the episode, say).
         """
+        game = cast(vizdoom.DoomGame, self.game)
         buttons = self.action_set.button_values(action)
-        reward = self.game.make_action(buttons, self.options.frame_skip)
+        reward = game.make_action(buttons, self.options.frame_skip)
         self.episode_return += reward
         self.episode_length += 1
-        if self.game.is_episode_finished():
+        if game.is_episode_finished():
             for i, variable in enumerate(self._variable_enums):
-                self.variables[i] = self.game.get_game_variable(variable)
-            truncated = self.game.is_episode_timeout_reached()
+                self.variables[i] = game.get_game_variable(variable)
+            truncated = game.is_episode_timeout_reached()
             return reward, not truncated, truncated
         self._observe(obs_out, meas_out, first=False)
         return reward, False, False
 
     def _observe(self, obs_out: np.ndarray, meas_out: np.ndarray | None, first: bool) -> None:
-        state = self.game.get_state()
+        state = cast(vizdoom.DoomGame, self.game).get_state()
         screen = state.screen_buffer
         self.last_screen = screen
         self.variables[:] = state.game_variables

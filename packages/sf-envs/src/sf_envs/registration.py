@@ -30,16 +30,17 @@ def match_env_ids() -> list[str]:
     Kept apart from :func:`env_ids`: their episodes are whole matches against scripted bots, and
     a seeded reset costs an engine start (see :meth:`sf_envs.match.core.MatchCore.reset`).
     """
-    return sorted(s.env_id for s in _matches() if s.num_agents == 1)
+    return sorted(env_id for env_id, s in _matches() if s.num_agents == 1)
 
 
 def self_play_env_ids() -> list[str]:
     """Every id of a match of several learning agents (vector only, one row per agent), sorted."""
-    return sorted(s.env_id for s in _matches() if s.num_agents > 1)
+    return sorted(env_id for env_id, s in _matches() if s.num_agents > 1)
 
 
-def _matches() -> list[MatchScenario]:
-    return [s for s in MATCH_SCENARIOS.values() if s.env_id is not None]
+def _matches() -> list[tuple[str, MatchScenario]]:
+    """``(env_id, scenario)`` of every match scenario with an id."""
+    return [(s.env_id, s) for s in MATCH_SCENARIOS.values() if s.env_id is not None]
 
 
 def register_envs() -> None:
@@ -49,7 +50,7 @@ def register_envs() -> None:
         for s in SCENARIOS.values()
     ] + [
         (
-            m.env_id,
+            env_id,
             m.name,
             # gymnasium.make has room for one agent; several exist only vectorised.
             "sf_envs.match.single:"
@@ -59,7 +60,7 @@ def register_envs() -> None:
             # reproducible under a seed (see MatchCore.reset).
             m.num_agents + m.num_scripted > 1,
         )
-        for m in _matches()
+        for env_id, m in _matches()
     ]
     for env_id, name, entry_point, vector_entry_point, nondeterministic in entries:
         if env_id not in gym.registry:

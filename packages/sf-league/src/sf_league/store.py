@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -533,7 +533,7 @@ class LeagueStore:
                 "INSERT INTO fits (created_at, settings, games) VALUES (?, ?, ?)",
                 (time.time(), json.dumps(settings, sort_keys=True), games),
             )
-            fit_id = cur.lastrowid
+            fit_id = cast(int, cur.lastrowid)  # set by an INSERT
             db.executemany(
                 "INSERT INTO fit_ratings SELECT ?, id, ?, ?, ? FROM players WHERE name = ?",
                 [(fit_id, e, lo, hi, name) for name, (e, lo, hi) in ratings.items()],

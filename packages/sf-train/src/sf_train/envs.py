@@ -12,7 +12,7 @@ when ``worker_timeout`` / ``worker_max_restarts`` are set.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
@@ -85,7 +85,7 @@ def make_env(
         engine["step_timeout_s"] = cfg.worker_timeout
     if cfg.worker_max_restarts is not None:
         engine["max_restarts"] = cfg.worker_max_restarts
-    return gym.make_vec(
+    venv = gym.make_vec(
         cfg.env,
         num_envs=n,
         batch_size=b,
@@ -94,6 +94,7 @@ def make_env(
         **engine,
         **_env_kwargs(cfg),
     )
+    return cast(AsyncVectorEnv, venv)  # with batch_size, sf's vector entry point's engine
 
 
 def agents_per_game(cfg: EnvConfig) -> int:
@@ -127,7 +128,7 @@ def make_match_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> Any
     return sf_envs.make_match(scenario, render_mode=render_mode, **_env_kwargs(cfg))
 
 
-def game_variable_names(venv: AsyncVectorEnv) -> tuple[str, ...]:
+def game_variable_names(venv: object) -> tuple[str, ...]:
     """Names of the columns of ``info["final_info"]["variables"]`` (lower case), or ``()``.
 
     The engine reports game variables as one array; sf-envs keeps the names beside it.

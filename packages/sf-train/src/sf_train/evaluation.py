@@ -11,12 +11,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
+from numpy.typing import ArrayLike
 
 from sf_envs.errors import OptionError
 from sf_train.config.schema import Config
@@ -274,7 +275,7 @@ def record_video(
         if agents_per_game(cfg.env) > 1
         else _OneAgent(make_single_env(cfg.env, render_mode="rgb_array"))
     )
-    frames: list[np.ndarray] = []
+    frames: list[ArrayLike] = []  # what imageio.mimwrite takes
     returns: list[float] = []
     try:
         model, _ = load_policy(run_dir, env.observation_space, env.action_space, checkpoint, dev)
@@ -323,7 +324,7 @@ class _OneAgent:
         return {"agent": obs}, float(reward), bool(terminated or truncated)
 
     def render(self) -> np.ndarray:
-        return self.env.render()
+        return cast(np.ndarray, self.env.render())  # made with render_mode="rgb_array"
 
     def close(self) -> None:
         self.env.close()

@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -34,7 +34,9 @@ __all__ = ["SB3VecEnv", "make_sb3_vec_env"]
 def make_sb3_vec_env(env_id: str, num_envs: int, **kwargs: Any) -> SB3VecEnv:
     """``gym.make_vec(env_id, num_envs, batch_size=num_envs, **kwargs)`` as an SB3 ``VecEnv``."""
     # No copies from the engine: SB3VecEnv copies each batch as it reorders it.
-    return SB3VecEnv(gym.make_vec(env_id, num_envs, batch_size=num_envs, copy=False, **kwargs))
+    # With batch_size, sf's vector entry point makes the async engine.
+    engine = gym.make_vec(env_id, num_envs, batch_size=num_envs, copy=False, **kwargs)
+    return SB3VecEnv(cast(DoomAsyncVectorEnv, engine))
 
 
 class SB3VecEnv(VecEnv):
@@ -62,7 +64,7 @@ class SB3VecEnv(VecEnv):
         seed = None if all(s is None for s in seeds) else [s or 0 for s in seeds]
         obs, info = self.engine.reset(seed=seed)
         self._reset_seeds()
-        self.reset_infos = [{} for _ in range(self.num_envs)]
+        self.reset_infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         return _in_env_order(obs, info["env_id"])
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -130,7 +132,7 @@ def _in_env_order(batch: Any, env_id: np.ndarray) -> Any:
     return out
 
 
-def _entry(batch: Any, i: int) -> Any:
+def _entry(batch: Any, i: int | np.integer) -> Any:
     if isinstance(batch, dict):
         return {key: value[i].copy() for key, value in batch.items()}
     return batch[i].copy()

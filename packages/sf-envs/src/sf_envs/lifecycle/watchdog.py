@@ -214,7 +214,7 @@ def instance_ids(pid: int) -> set[str]:
     """ViZDoom instance ids process ``pid`` knows: the shared memory it maps (a controller
     maps its engine's message queues before the engine starts, and keeps them mapped after a
     failed start) and, for an engine, its own ``+viz_instance_id``."""
-    ids = set()
+    ids: set[str] = set()
     try:
         with open(f"/proc/{pid}/maps", "rb") as f:
             for line in f:

@@ -18,9 +18,10 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+import vizdoom
 from gymnasium import spaces
 
 from sf_envs.errors import ClosedEnvError
@@ -309,7 +310,7 @@ class MatchCore:
         def restart(i: int) -> None:
             p = players[i]
             ls.sync()
-            if fresh_engine:
+            if fresh_engine and game_seed is not None:
                 p.restart(game_seed)
             p.new_episode(game_seed)
             ls.sync()
@@ -381,7 +382,7 @@ class MatchCore:
 
     def _server_frags(self) -> dict[str, float]:
         """Every player's frag count from the host's scoreboard (the same in every game)."""
-        state = self.players[0].game.get_server_state()
+        state = cast(vizdoom.DoomGame, self.players[0].game).get_server_state()
         return {
             name: float(frags)
             for name, frags, present in zip(
@@ -392,7 +393,10 @@ class MatchCore:
 
     def episode_times(self) -> list[int]:
         """Each player's tic counter: equal for all players after every step (lock step)."""
-        return self._live().run(lambda i: self.players[i].game.get_episode_time())
+        players = self.players
+        return self._live().run(
+            lambda i: cast(vizdoom.DoomGame, players[i].game).get_episode_time()
+        )
 
     def agent_stats(self, i: int) -> dict[str, float]:
         """Player ``i``'s counters since the match start plus its placement (1 is best); ``i``

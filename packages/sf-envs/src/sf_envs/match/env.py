@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -71,7 +71,8 @@ class MatchEnv(ParallelEnv):
             if config.options.measurements
             else None
         )
-        self._actions = np.zeros((n, *self._action_space.shape), dtype=np.int64)
+        shape = cast(tuple[int, ...], self._action_space.shape)  # a Discrete's or MultiDiscrete's
+        self._actions = np.zeros((n, *shape), dtype=np.int64)
         self._bots = [{"name": b.name, "level": b.level} for b in config.bots]
         self._core: MatchCore | None = MatchCore(config, workdir, console_log=True)
         #: Where the engines' console goes (network handshake, map loads, fatal errors) instead
@@ -149,8 +150,9 @@ class MatchEnv(ParallelEnv):
         return self._live_core()
 
     def _stats(self, i: int) -> dict[str, Any]:
-        stats: dict[str, Any] = self._core.agent_stats(i)
-        stats["objective"] = float(self._core.players[i].events[0])
+        core = cast(MatchCore, self._core)  # open: called by reset and step
+        stats: dict[str, Any] = core.agent_stats(i)
+        stats["objective"] = float(core.players[i].events[0])
         return stats
 
     def _observations(self, agents: list[str] | None = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 import vizdoom
@@ -102,6 +103,7 @@ class MatchPlayer:
         self._args = args
         self.action_set = config.action_set
         self._frames = FramePipeline(config.options)
+        # The engine from init() to close(); the methods in between cast it to DoomGame.
         self.game: vizdoom.DoomGame | None = None
         self.values = np.zeros(len(_VARIABLES), dtype=np.float64)
         self._previous = np.zeros_like(self.values)
@@ -161,14 +163,16 @@ class MatchPlayer:
         self.init(seed)
 
     def new_episode(self, seed: int | None) -> None:
+        game = cast(vizdoom.DoomGame, self.game)
         if seed is not None:
-            self.game.set_seed(seed)
-        self.game.new_episode()
+            game.set_seed(seed)
+        game.new_episode()
         self.finished = self.timed_out = False
 
     def add_bots(self, names: list[str]) -> None:
+        game = cast(vizdoom.DoomGame, self.game)
         for name in names:
-            self.game.send_game_command(f"addbot {name}")
+            game.send_game_command(f"addbot {name}")
 
     def tics(self, action: int | np.ndarray, count: int, sync: Callable[[], None] | None) -> None:
         """Plays ``action`` for ``count`` tics, meeting the other players after every tic.
@@ -177,7 +181,7 @@ class MatchPlayer:
         With ``sync=None`` (the only player of its game: bots run inside its engine, there is no
         peer to keep in step with) the tics run in one engine call instead of ``count``.
         """
-        game = self.game
+        game = cast(vizdoom.DoomGame, self.game)
         game.set_action(self._buttons(action))
         render = self.renders
         if sync is None:
@@ -196,17 +200,17 @@ class MatchPlayer:
     def _buttons(self, action: int | np.ndarray) -> list[float]:
         return self.action_set.button_values(action)
 
-    def start_match(self, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
+    def start_match(self, obs_out: np.ndarray | None, meas_out: np.ndarray | None) -> None:
         """Takes the baselines after bots joined and writes the first observation."""
         state = self._read()
         self._baseline[:] = self.values[_STAT_IX]
         self.stats[:] = 0.0
         self.events[:] = 0.0
         self._previous[:] = self.values
-        self._was_dead = self.game.is_player_dead()
+        self._was_dead = cast(vizdoom.DoomGame, self.game).is_player_dead()
         self._observe(state, obs_out, meas_out, first=True)
 
-    def finish_step(self, obs_out: np.ndarray, meas_out: np.ndarray | None) -> None:
+    def finish_step(self, obs_out: np.ndarray | None, meas_out: np.ndarray | None) -> None:
         """Updates stats and events after a step; at the end ``obs_out`` keeps the last frame."""
         state = self._read()
         self.stats[:] = self.values[_STAT_IX] - self._baseline
@@ -222,7 +226,7 @@ class MatchPlayer:
         ev[_EVENT_IX["hit"]] = delta[_IX["HITCOUNT"]]
         ev[_EVENT_IX["damage"]] = delta[_IX["DAMAGECOUNT"]]
         ev[_EVENT_IX["damage_taken"]] = delta[_IX["DAMAGE_TAKEN"]]
-        dead = self.game.is_player_dead()
+        dead = cast(vizdoom.DoomGame, self.game).is_player_dead()
         # A respawn refills health, armor and ammo: that is not a pickup.
         alive_through = not (dead or self._was_dead or delta[_IX["DEATHCOUNT"]] > 0)
         if alive_through:
@@ -230,7 +234,7 @@ class MatchPlayer:
             ev[_EVENT_IX["armor"]] = max(delta[_IX["ARMOR"]], 0.0)
             owned = np.count_nonzero(self.values[_WEAPON_IX] > 0)
             before = np.count_nonzero(self._previous[_WEAPON_IX] > 0)
-            ev[_EVENT_IX["weapon"]] = max(owned - before, 0)
+            ev[_EVENT_IX["weapon"]] = owned - before if owned > before else 0
             ev[_EVENT_IX["ammo"]] = np.maximum(delta[_AMMO_IX], 0.0).sum()
         else:
             ev[_EVENT_IX["health"] :] = 0.0
@@ -238,18 +242,19 @@ class MatchPlayer:
         self._previous[:] = self.values
 
     def _read(self) -> vizdoom.GameState | None:
-        state = self.game.get_state() if self.renders else None
+        game = cast(vizdoom.DoomGame, self.game)
+        state = game.get_state() if self.renders else None
         if state is not None:
             self.values[:] = state.game_variables
         else:  # no state after the last tic or an unrendered step; the counters are readable
             for i, variable in enumerate(_GAME_VARIABLES):
-                self.values[i] = self.game.get_game_variable(variable)
+                self.values[i] = game.get_game_variable(variable)
         return state
 
     def _observe(
         self,
         state: vizdoom.GameState | None,
-        obs_out: np.ndarray,
+        obs_out: np.ndarray | None,
         meas_out: np.ndarray | None,
         first: bool,
     ) -> None:
@@ -257,7 +262,8 @@ class MatchPlayer:
             meas_out[:] = self.values[_MEAS_IX]
         if state is not None:
             self.last_screen = state.screen_buffer
-            self._frames(state.screen_buffer, obs_out, first)
+            # Only a scripted seat has no row, and it observes otherwise.
+            self._frames(state.screen_buffer, cast(np.ndarray, obs_out), first)
 
     def close(self) -> None:
         if self.game is not None:
@@ -374,12 +380,12 @@ class ScriptedMatchPlayer(MatchPlayer):
     ) -> None:
         if self.finished:
             return
-        game = self.game
+        game = cast(vizdoom.DoomGame, self.game)
         enemies: list[Enemy] = []
         rockets: list[Enemy] = []
         self._unlooked = 0 if state is not None else self._unlooked + 1
         if state is not None:
-            for label in state.labels:
+            for label in cast(list[vizdoom.Label], state.labels):  # on (scripted_view)
                 seen = _SEEN.get(label.object_name)
                 if seen is not None:
                     (enemies if seen else rockets).append(

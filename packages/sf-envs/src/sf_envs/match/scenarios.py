@@ -325,7 +325,7 @@ class MatchConfig:
             )
         except ValueError as exc:
             errors.append(str(exc))
-        if errors:
+        if errors or match_map is None or reward_config is None or doom_options is None:
             raise OptionError(f"invalid {scenario.name} match:\n  - " + "\n  - ".join(errors))
         return cls(
             scenario=scenario,

@@ -11,7 +11,7 @@ that plays every env with its one policy.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 
@@ -73,7 +73,7 @@ class SingleAgentMatchEnv(gym.Env):
         >>> env.close()
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 35}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 35}  # noqa: RUF012  (as gymnasium declares it)
 
     def __init__(
         self,

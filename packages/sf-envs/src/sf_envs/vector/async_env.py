@@ -198,10 +198,11 @@ class DoomAsyncVectorEnv:
                 "recv() them before sending to them again",
                 "send",
             )
-        actions = self._core.check_actions(actions, len(env_ids))
+        count = len(env_ids)
+        actions = self._core.check_actions(actions, count)
         if groups == self._last_groups and env_ids is self._last_env_id and self._is_view():
             start = engine.group_envs[groups[0]][0]
-            self._core.shared["actions"][start : start + len(env_ids)] = actions
+            self._core.shared["actions"][start : start + count] = actions
         else:
             self._core.shared["actions"][env_ids] = actions
         self._state[groups] = _PENDING

@@ -8,7 +8,7 @@ per field, refilled by ``np.take(..., out=)``. Either way nothing is allocated p
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -189,7 +189,7 @@ class VectorCore:
                 n_meas,
                 len(self.variable_names),
                 same_step,
-                self.single_action_space.shape,
+                cast(tuple[int, ...], self.single_action_space.shape),
             ),
             same_step=same_step,
             name=self.env_id,
@@ -224,7 +224,7 @@ class VectorCore:
         space = self.single_action_space
         high = np.asarray(space.n if isinstance(space, spaces.Discrete) else space.nvec)
         array = np.asarray(actions)
-        shape = (count, *space.shape)
+        shape = (count, *cast(tuple[int, ...], space.shape))  # Discrete's and MultiDiscrete's
         if (
             array.shape != shape
             or array.dtype.kind not in "iu"

@@ -31,7 +31,9 @@ import tempfile
 import time
 import weakref
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 from sf_envs.errors import OptionError
 from sf_envs.lifecycle import watchdog
@@ -348,7 +350,8 @@ class Engine:
     def _wait(self, handles: list[_WorkerHandle], done: list[int]) -> None:
         """Sleeps until a message arrives or the earliest deadline of ``handles`` passes."""
         busy = [h for h in handles if h.pending or not h.ready]
-        deadline = min(h.deadline for h in busy)  # type: ignore[type-var]
+        # A handle that is pending or starting has a deadline.
+        deadline = min(cast(Iterator[float], (h.deadline for h in busy)))
         events = self._selector.select(max(0.0, deadline - time.monotonic()))
         for key, _ in events:
             self._drain(key.data, done)

@@ -85,12 +85,19 @@ class UnitFactory(Protocol):
         env_id: What the envs are, for error messages, e.g. ``"sf/DoomBasic-v0"``.
     """
 
-    envs_per_unit: int
-    variable_names: tuple[str, ...]
-    options: DoomOptions
-    num_measurements: int
-    action_space: spaces.Discrete | spaces.MultiDiscrete
-    env_id: str
+    # Read-only: a factory may compute them (properties) or hold them (frozen fields).
+    @property
+    def envs_per_unit(self) -> int: ...
+    @property
+    def variable_names(self) -> tuple[str, ...]: ...
+    @property
+    def options(self) -> DoomOptions: ...
+    @property
+    def num_measurements(self) -> int: ...
+    @property
+    def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete: ...
+    @property
+    def env_id(self) -> str: ...
 
     def __call__(self, unit_index: int, workdir: str) -> Unit:
         """Builds unit ``unit_index`` (global, 0-based) with its engine files under ``workdir``."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -98,7 +99,8 @@ class Snapshots:
     def __init__(self, members: int, cfg: SnapshotConfig) -> None:
         self.members = members
         self.cfg = cfg
-        self.slots = [self._empty() for _ in range(cfg.count)]
+        self._count = cast(int, cfg.count)  # resolved by the population driver, never None
+        self.slots = [self._empty() for _ in range(self._count)]
         self.taken = 0  # snapshots taken so far: the next slot and member in turn
 
     def _empty(self, name: str | None = None) -> _Slot:
@@ -110,7 +112,7 @@ class Snapshots:
 
     def next(self) -> tuple[int, int]:
         """``(slot, member)`` of the next snapshot: the oldest slot, the next member."""
-        return self.taken % self.cfg.count, self.taken % self.members
+        return self.taken % self._count, self.taken % self.members
 
     def fill(self, slot: int, name: str) -> None:
         """Slot ``slot`` now holds the league player ``name``; its results start afresh."""

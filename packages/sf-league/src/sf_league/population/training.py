@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -159,13 +159,13 @@ class PopulationTrainer:
                 f"--env {train_cfg.env.env} is not a match: population training needs an env of "
                 "several learning agents per game, e.g. sf/DoomDuel-v0"
             )
-        if problems:
+        if problems or scenario is None:
             raise ConfigError(problems)
         match = MatchConfig.create(scenario, **train_cfg.env.options())
         self.cfg = cfg
         self.run_dir = Path(train_cfg.run.run_dir)
         self.run_key = str(self.run_dir.resolve())
-        self.settings = {
+        self.settings: dict[str, Any] = {
             "map": match.map.name,
             "timelimit": match.timelimit,
             "frame_skip": train_cfg.env.frame_skip,
@@ -434,7 +434,8 @@ class PopulationTrainer:
         trainer = self.trainer
         trainer.save_checkpoint()
         checkpoints = {
-            snapshot_name(self.run_dir, m.index, trainer.frames): m.checkpoints.latest()
+            # Just written, so every member has one.
+            snapshot_name(self.run_dir, m.index, trainer.frames): cast(Path, m.checkpoints.latest())
             for m in self.members
         }
         play_gauntlet(

@@ -89,7 +89,8 @@ class PairResults:
             raise ValueError("scores must lie in [0, 1] (1 win, 0.5 draw, 0 loss)")
         if np.any(arrays[1] == arrays[2]):
             raise ValueError("a result pairs a player with itself; pair two different players")
-        return cls(*(a.astype(np.int64) for a in arrays[:3]), score_arr, w)
+        game_arr, i_arr, j_arr = (a.astype(np.int64) for a in arrays[:3])
+        return cls(game_arr, i_arr, j_arr, score_arr, w)
 
     def __len__(self) -> int:
         return len(self.game)

@@ -247,7 +247,9 @@ def _cross_table(
     """``cross[a][b]`` = a's W/D/L against b, for the pairs that met, in rank order."""
     return {
         names[a]: {
-            names[b]: tuple(float(x) for x in wdl[a, b]) for b in order if wdl[a, b].sum() > 0
+            names[b]: (float(wdl[a, b, 0]), float(wdl[a, b, 1]), float(wdl[a, b, 2]))
+            for b in order
+            if wdl[a, b].sum() > 0
         }
         for a in order
     }

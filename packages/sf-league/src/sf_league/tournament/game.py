@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -215,15 +215,17 @@ class _Actor:
 
             if not _POLICIES:
                 torch.set_num_threads(1)  # the game processes already fill the cores
-            if seat.checkpoint not in _POLICIES:
-                _POLICIES[seat.checkpoint] = load_policy(
-                    seat.run_dir,
+            # A checkpoint seat names both.
+            checkpoint, run_dir = cast(str, seat.checkpoint), cast(str, seat.run_dir)
+            if checkpoint not in _POLICIES:
+                _POLICIES[checkpoint] = load_policy(
+                    run_dir,
                     env.observation_space(agent),
                     env.action_space(agent),
-                    seat.checkpoint,
+                    checkpoint,
                 )[0]
             generator = torch.Generator().manual_seed(seed)
-            self.policy = PolicyRunner(_POLICIES[seat.checkpoint], 1, "cpu", generator)
+            self.policy = PolicyRunner(_POLICIES[checkpoint], 1, "cpu", generator)
 
     def act(self, obs: Any) -> int | np.ndarray:
         if self.kind == "noop":

@@ -147,6 +147,7 @@ class GameProcessPool:
         """
         if not self.unfinished:
             raise RuntimeError("next_outcome() with no game submitted: submit() one first")
+        job: GameJob | None
         while True:
             for handle in self._processes:
                 if handle.job is None and self._waiting and handle.process.is_alive():

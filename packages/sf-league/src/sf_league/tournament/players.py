@@ -17,7 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from gymnasium import spaces
 
@@ -118,10 +118,10 @@ def parse_player(text: str, map_name: str) -> Player:
         params = _params_hash(ladder[level])
         return Player(name or spec, "bot", level=level, fingerprint=f"{map_name}:{level}:{params}")
     if m := _SCRIPTED.fullmatch(spec):
-        ladder = scripted_ladder(map_name)
-        level = _offered_level(spec, int(m[1]), ladder, map_name, "scripted")
+        scripted = scripted_ladder(map_name)
+        level = _offered_level(spec, int(m[1]), scripted, map_name, "scripted")
         # As for bots: retuned knobs make a different player.
-        params = _params_hash(ladder[level].knobs())
+        params = _params_hash(scripted[level].knobs())
         return Player(name or spec, "scripted", level=level, fingerprint=f"scripted:{params}")
     if spec in BASELINES:
         return Player(name or spec, "baseline", fingerprint=spec)
@@ -166,7 +166,7 @@ def checkpoint_obs_settings(player: Player) -> dict[str, object]:
     from sf_train.run.folder import RunFolderError, load_run_config
 
     try:
-        env = load_run_config(player.run_dir).env
+        env = load_run_config(cast(Path, player.run_dir)).env  # a checkpoint's
     except RunFolderError as e:
         raise PlayerError(f"player {player.name}: {e}") from e
     return {
@@ -191,7 +191,8 @@ def check_checkpoint(
     from sf_train.run.folder import RunFolderError
 
     try:
-        load_policy(player.run_dir, observation_space, action_space, str(player.checkpoint))
+        run_dir = cast(Path, player.run_dir)  # a checkpoint's
+        load_policy(run_dir, observation_space, action_space, str(player.checkpoint))
     except (CheckpointError, RunFolderError) as e:
         raise PlayerError(f"player {player.name}: {e}") from e
     except (RuntimeError, ValueError) as e:

@@ -23,7 +23,7 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sf_envs.env import observation_space
 from sf_envs.match import MatchConfig, MatchCore, get_match_scenario
@@ -200,7 +200,7 @@ def _bot_game_jobs(config: TournamentConfig, lineup: Sequence[Player]) -> list[G
         if config.timelimit is not None
         else get_match_scenario(config.scenario).timelimit
     )
-    levels = [p.level for p in lineup]
+    levels = cast(list[int], [p.level for p in lineup])  # a bot has a level
     try:
         bot_game_config(map_name, levels, timelimit=timelimit)
     except ValueError as e:

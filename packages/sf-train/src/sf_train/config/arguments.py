@@ -77,7 +77,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, defaults: Config | Non
     seen: dict[str, str] = {}
     for section in dataclasses.fields(Config):
         section_cfg = getattr(defaults, section.name)
-        section_type = type(section_cfg)
+        section_type: type = type(section_cfg)
         group = parser.add_argument_group(section.name, section_type.__doc__)
         docs = field_docs(section_type)
         hints = typing.get_type_hints(section_type)

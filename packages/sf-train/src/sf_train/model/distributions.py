@@ -8,6 +8,8 @@ MultiDiscrete or Tuple spaces; plain scenarios use Discrete.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import torch
 from gymnasium import spaces
@@ -53,8 +55,9 @@ class ActionDistribution:
         elif isinstance(space, spaces.Tuple) and all(
             isinstance(s, spaces.Discrete) for s in space.spaces
         ):
-            nvec = [int(s.n) for s in space.spaces]
-            starts = [int(s.start) for s in space.spaces]
+            heads = cast(tuple[spaces.Discrete, ...], space.spaces)  # checked above
+            nvec = [int(s.n) for s in heads]
+            starts = [int(s.start) for s in heads]
             self.action_shape = (len(nvec),)
         else:
             raise TypeError(
@@ -71,7 +74,9 @@ class ActionDistribution:
                 f"logits have {logits.shape[-1]} entries in the last dimension but the action "
                 f"space needs {self.num_logits} (nvec={self.nvec})"
             )
-        return [torch.log_softmax(g, dim=-1) for g in torch.split(logits, self.nvec, dim=-1)]
+        # torch.split takes any sequence of sizes; its stubs name only int and list.
+        groups = torch.split(logits, self.nvec, dim=-1)  # type: ignore[arg-type]
+        return [torch.log_softmax(g, dim=-1) for g in groups]
 
     def _pack(self, indices: list[Tensor]) -> Tensor:
         actions = torch.stack(indices, dim=-1) + self._starts.to(indices[0].device)
@@ -125,20 +130,29 @@ class ActionDistribution:
         probability goes to 0, so a penalty on it keeps every action possible.
         """
         # KL(pi||u) = sum pi log pi + log k = -H + log k; KL(u||pi) = -log k - mean log pi.
-        return -self.entropy(logits) - sum(g.mean(-1) for g in self._log_softmax(logits))
+        # sum over the heads (at least one) is a Tensor, never its start value 0.
+        return -self.entropy(logits) - cast(
+            Tensor, sum(g.mean(-1) for g in self._log_softmax(logits))
+        )
 
     def entropy(self, logits: Tensor) -> Tensor:
         """Entropy, summed over the independent sub-actions; shape ``logits.shape[:-1]``."""
         # Clamping keeps 0 * log(0) at 0 when a logit is -inf (a masked action).
-        return sum(
-            -(g.exp() * g.clamp(min=torch.finfo(g.dtype).min)).sum(-1)
-            for g in self._log_softmax(logits)
+        return cast(
+            Tensor,
+            sum(
+                -(g.exp() * g.clamp(min=torch.finfo(g.dtype).min)).sum(-1)
+                for g in self._log_softmax(logits)
+            ),
         )
 
 
 def _summed_log_probs(groups: list[Tensor], indices: list[Tensor]) -> Tensor:
     """The log-probabilities ``groups`` give the chosen ``indices``, summed over sub-actions."""
-    return sum(
-        torch.gather(g, -1, i.unsqueeze(-1)).squeeze(-1)
-        for g, i in zip(groups, indices, strict=True)
+    return cast(
+        Tensor,
+        sum(
+            torch.gather(g, -1, i.unsqueeze(-1)).squeeze(-1)
+            for g, i in zip(groups, indices, strict=True)
+        ),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 
 import torch
 from gymnasium import spaces
@@ -73,7 +73,7 @@ def _screen_space(observation_space: spaces.Space) -> tuple[spaces.Box, spaces.B
 def _init_linear(layer: nn.Linear | nn.Conv2d, gain: float) -> None:
     # Orthogonal init; a small actor gain starts the policy near uniform (high entropy).
     nn.init.orthogonal_(layer.weight, gain)
-    nn.init.zeros_(layer.bias)
+    nn.init.zeros_(cast(Tensor, layer.bias))  # every layer here has one
 
 
 class ActorCritic(nn.Module):
@@ -183,7 +183,7 @@ class ActorCritic(nn.Module):
         fc = self.fc if self.int8 is None else self.int8.fc
         x = nn.functional.elu(fc(self.conv(x.to(dtype))))
         if self.measurements_mlp is not None:
-            m = measurements.float()
+            m = cast(Tensor, measurements).float()  # a measurements model gets them
             if self.measurements_norm is not None:
                 m = self.measurements_norm(m)
             x = torch.cat([x, nn.functional.elu(self.measurements_mlp(m.to(dtype)))], dim=-1)
@@ -236,7 +236,7 @@ class ActorCritic(nn.Module):
         if self.int8 is not None:
             self.int8 = self.pack_int8()
 
-    def load_state_dict(  # type: ignore[override]
+    def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> Any:
         result = super().load_state_dict(state_dict, strict=strict, assign=assign)
@@ -261,7 +261,8 @@ class ActorCritic(nn.Module):
         # on CPU (oneDNN); the order of the features after them is unchanged.
         screen = screen.flatten(0, 1).contiguous(memory_format=torch.channels_last)
         flat = (
-            {k: v.flatten(0, 1) for k, v in obs.items()} | {"screen": screen}
+            {k: v.flatten(0, 1) for k, v in cast(dict[str, Tensor], obs).items()}
+            | {"screen": screen}
             if self.dict_obs
             else screen
         )

@@ -9,7 +9,9 @@ import collections
 import functools
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from torch.utils.tensorboard import SummaryWriter
@@ -18,6 +20,10 @@ from sf_train.config.schema import Config, config_to_dict
 from sf_train.run.members import Member, Progress
 from sf_train.sampling.batch import CollectResult, Episodes
 from sf_train.sampling.protocols import RestartingEnv
+
+if TYPE_CHECKING:
+    from sf_train.algo.learner import Learner
+    from sf_train.run.population import MatchBook
 
 __all__ = ["Reporting", "open_summary_writer"]
 
@@ -55,6 +61,21 @@ class Reporting:
     """Vector workers restarted in this session (logged, and ``perf/worker_restarts``)."""
     dropped_frames: int
     """Frames discarded because of faults in this session (``perf/dropped_frames``)."""
+
+    if TYPE_CHECKING:  # the trainer's state that this mixin reads
+        cfg: Config
+        members: list[Member]
+        frames: int
+        variable_names: tuple[str, ...]
+        matches: MatchBook
+        on_progress: Callable[[Progress], None] | None
+
+        @property
+        def num_policies(self) -> int: ...
+        @property
+        def mean_return(self) -> float | None: ...
+        @property
+        def learner(self) -> Learner: ...
 
     def _start_reporting(self, envs: object) -> None:
         """Sets the counters and windows this mixin keeps (from the trainer's ``__init__``);

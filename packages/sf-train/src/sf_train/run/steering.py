@@ -14,21 +14,26 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
 
 from sf_train.algo.learner import learning_rate
-from sf_train.config.schema import ConfigError, validate
+from sf_train.config.schema import Config, ConfigError, validate
 from sf_train.run.checkpoint import Checkpoints
-from sf_train.run.members import Counts, TrainResult
-from sf_train.run.population import HYPERPARAMETERS, MatchRecord, PolicyStats
+from sf_train.run.members import Counts, Member, TrainResult
+from sf_train.run.population import HYPERPARAMETERS, MatchBook, MatchRecord, PolicyStats
 from sf_train.sampling.protocols import Pairing
+
+if TYPE_CHECKING:
+    from sf_train.sampling.pool import SamplerPool
+    from sf_train.sampling.sampler import Sampler
 
 __all__ = [
     "PopulationControl",
@@ -179,6 +184,17 @@ def _cpu_copy(leaf: Any) -> Any:
 class PopulationControl:
     """Stats, matches and per-policy controls of a trainer (see the module docstring)."""
 
+    if TYPE_CHECKING:  # the trainer's state that this mixin reads and steers
+        cfg: Config
+        members: list[Member]
+        matches: MatchBook
+        variable_names: tuple[str, ...]
+        sampler: Sampler | SamplerPool
+        _learn_lock: threading.Lock
+
+        def _progress(self) -> float: ...
+        def _checked_shaping(self, weights: dict[str, float]) -> dict[str, float]: ...
+
     # -- the population API ------------------------------------------------------------
 
     def take_stats(self) -> list[PolicyStats]:
@@ -228,7 +244,8 @@ class PopulationControl:
         member = self.members[policy]
         with self._learn_lock:
             learner = member.learner
-            algo = dataclasses.replace(learner.cfg, **{k: float(v) for k, v in values.items()})
+            changes: dict[str, Any] = {k: float(v) for k, v in values.items()}
+            algo = dataclasses.replace(learner.cfg, **changes)
             validate(dataclasses.replace(self.cfg, algo=algo))
             learner.cfg = algo
             if "learning_rate" in values:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 import torch
@@ -27,7 +28,12 @@ def _alloc(shape: tuple[int, ...], dtype: torch.dtype, pin: bool) -> Tensor:
     return torch.zeros(shape, dtype=dtype, pin_memory=pin)
 
 
-def _torch_dtype(space: spaces.Box) -> torch.dtype:
+def _shape(space: spaces.Space) -> tuple[int, ...]:
+    # A Box's shape (gymnasium types a Space's as optional).
+    return cast(tuple[int, ...], space.shape)
+
+
+def _torch_dtype(space: spaces.Space) -> torch.dtype:
     return torch.uint8 if space.dtype == "uint8" else torch.float32
 
 
@@ -68,11 +74,11 @@ class TrajectoryBatch:
         self.obs: Obs
         if isinstance(observation_space, spaces.Dict):
             self.obs = {
-                k: _alloc((T + 1, B, *s.shape), _torch_dtype(s), pin)
+                k: _alloc((T + 1, B, *_shape(s)), _torch_dtype(s), pin)
                 for k, s in observation_space.spaces.items()
             }
         else:
-            self.obs = _alloc((T + 1, B, *observation_space.shape), torch.uint8, pin)
+            self.obs = _alloc((T + 1, B, *_shape(observation_space)), torch.uint8, pin)
         self.actions = _alloc((T, B, *action_shape), torch.int64, pin)
         self.log_probs = _alloc((T, B), torch.float32, pin)
         self.values = _alloc((T, B), torch.float32, pin)

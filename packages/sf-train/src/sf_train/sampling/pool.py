@@ -144,7 +144,7 @@ class ProcessWeights(SharedWeights):
         super().__init__(model.share_memory(), int(versions[index]))
         self._lock = lock
 
-    @property  # type: ignore[override]
+    @property
     def version(self) -> int:
         return int(self._versions[self._index])
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -396,7 +396,9 @@ class Sampler:
                 every forward pass. With several policies, one of them per policy.
         """
         sources = (
-            list(policy_version) if isinstance(policy_version, list | tuple) else [policy_version]
+            list(policy_version)
+            if isinstance(policy_version, list | tuple)
+            else [cast("int | PolicySource", policy_version)]
         )
         if len(sources) != self.num_policies:
             raise ValueError(
@@ -510,7 +512,8 @@ def _write_obs(
         for k, v in obs.items():
             batch.obs[k][tt, cc] = torch.from_numpy(np.ascontiguousarray(v[rows]))
     else:
-        batch.obs[tt, cc] = torch.from_numpy(np.ascontiguousarray(obs[rows]))
+        # A screen Box's batch is one tensor.
+        cast(torch.Tensor, batch.obs)[tt, cc] = torch.from_numpy(np.ascontiguousarray(obs[rows]))
 
 
 def _pad(batch: TrajectoryBatch, col: int, t: int) -> None:

@@ -17,7 +17,7 @@ option.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 import torch
@@ -33,7 +33,7 @@ __all__ = ["StackedRunner"]
 T = TypeVar("T")
 
 
-def _linear(layers: Sequence[nn.Linear]) -> tuple[Tensor, Tensor]:
+def _linear(layers: Sequence[nn.Linear | _Gates]) -> tuple[Tensor, Tensor]:
     """Weights ``[P, in, out]`` and biases ``[P, 1, out]`` of one linear layer of each policy."""
     return (
         torch.stack([layer.weight.detach().t() for layer in layers]),
@@ -63,7 +63,7 @@ class _StackedWeights:
         self.conv = [
             (
                 torch.cat([layers[i].weight.detach() for layers in convs]),
-                torch.cat([layers[i].bias.detach() for layers in convs]),
+                torch.cat([cast(Tensor, layers[i].bias).detach() for layers in convs]),
                 layer.stride,
             )
             for i, layer in enumerate(convs[0])
@@ -75,9 +75,10 @@ class _StackedWeights:
         cells = [m.rnn for m in models]
         self.rnn = None
         if cells[0] is not None:
+            grus = cast(list[nn.GRUCell], cells)  # the models share one architecture
             self.rnn = (
-                *_linear([_Gates(c.weight_ih, c.bias_ih) for c in cells]),
-                *_linear([_Gates(c.weight_hh, c.bias_hh) for c in cells]),
+                *_linear([_Gates(c.weight_ih, c.bias_ih) for c in grus]),
+                *_linear([_Gates(c.weight_hh, c.bias_hh) for c in grus]),
             )
         self.screen_norm = _optional(_norm, [m.screen_norm for m in models])
         self.measurements_norm = _optional(_norm, [m.measurements_norm for m in models])
