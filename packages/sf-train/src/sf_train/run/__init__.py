@@ -7,6 +7,7 @@
 - :mod:`sf_train.run.reporting`: TensorBoard and progress reports.
 - :mod:`sf_train.run.population`: what a population in one trainer reports and allows.
 - :mod:`sf_train.run.steering`: the league's side of a trainer (stats, hyperparameters, copies).
+- :mod:`sf_train.run.checkpointing`: when the trainer writes checkpoints and evaluates them.
 - :mod:`sf_train.run.checkpoint`: atomic checkpoints, the last K and the best.
 - :mod:`sf_train.run.folder`: the run folder (``config.json``, checkpoints, events).
 """

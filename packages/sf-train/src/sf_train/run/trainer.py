@@ -37,10 +37,10 @@ import torch
 from sf_train.algo.learner import Learner
 from sf_train.config.schema import Config, ConfigError, shaping_weights, validate
 from sf_train.envs import agents_per_game, game_variable_names, make_env
-from sf_train.evaluation import evaluate_policy
 from sf_train.model.device import resolve_device
 from sf_train.model.int8 import check_int8_support
 from sf_train.model.network import ActorCritic
+from sf_train.run.checkpointing import Checkpointing
 from sf_train.run.episodes import EpisodeWindow
 from sf_train.run.folder import checkpoints_of, policy_folder, prepare_run_folder
 from sf_train.run.members import Member, Progress, SharedWeights, TrainResult
@@ -77,7 +77,7 @@ def _to_numpy(tree: Any) -> Any:
     return tree_map(tree, lambda x: x.numpy() if isinstance(x, torch.Tensor) else x)
 
 
-class Trainer(PopulationControl, Reporting):
+class Trainer(Checkpointing, PopulationControl, Reporting):
     """Trains a policy, or a population of them, with APPO / V-trace into a run folder.
 
     Asynchronous with one torch thread per side is the default (see the module docstring).
@@ -161,13 +161,7 @@ class Trainer(PopulationControl, Reporting):
             self.matches = MatchBook(agents, self.variable_names)
             self._opponents = OpponentPool(cfg.algo, cfg.run.seed) if len(opponent_envs) else None
             self.frames = 0
-            self.eval_seconds = 0.0
-            """Wall time spent evaluating checkpoints in this session."""
-            self._last_eval_seconds = 0.0
-            self._train_started: float | None = None
-            self.evaluations: list[tuple[int, dict[str, Any]]] = []
-            """(frames, :meth:`EvalResult.summary`) of each checkpoint evaluated this session
-            (of the first policy, in a population)."""
+            self._start_checkpointing()
             if states is None:
                 self.sampler.start(seed=cfg.run.seed)
             else:
@@ -367,78 +361,6 @@ class Trainer(PopulationControl, Reporting):
             ", ".join(str(m.learner.version) for m in self.members),
         )
 
-    def states(self) -> list[dict[str, Any]]:
-        """Every policy's :meth:`state_dict`, copied while the learner pauses (what a checkpoint
-        holds, e.g. for a caller that writes it elsewhere)."""
-        with self._learn_lock:
-            return self._copied_states()
-
-    def _copied_states(self) -> list[dict[str, Any]]:
-        return [copy.deepcopy(self.state_dict(m.index)) for m in self.members]
-
-    def save_checkpoint(self, final: bool = False) -> Path:
-        """Writes a checkpoint of every policy atomically (the learner pauses only while they
-        are copied), after evaluating each (``run.eval_episodes``) to decide whether it is
-        that policy's best so far; returns the first policy's. Within ``run.eval_share`` of
-        the wall time a checkpoint may go unevaluated (and cannot become best); a ``final``
-        one is always evaluated."""
-        evaluating = self.cfg.run.eval_episodes > 0
-        evaluated = evaluating and (final or self._evaluation_fits())
-        with self._learn_lock:
-            states = self._copied_states()
-            models = [copy.deepcopy(m.learner.model) if evaluated else None for m in self.members]
-        started = time.perf_counter()
-        paths = []
-        for member, state, model in zip(self.members, states, models, strict=True):
-            if model is not None:
-                score: float | None = self._evaluate(model, member)
-            else:
-                score = None if evaluating else member.returns.mean()
-            paths.append(member.checkpoints.save(state, self.frames, score))
-        if evaluated:
-            self._last_eval_seconds = time.perf_counter() - started
-            self.eval_seconds += self._last_eval_seconds
-        self._last_checkpoint = paths[0]
-        return paths[0]
-
-    def _evaluation_fits(self) -> bool:
-        """Whether one more evaluation, as long as the last, keeps all of them within
-        ``run.eval_share`` of the wall time since training started."""
-        share = self.cfg.run.eval_share
-        if share >= 1 or self._train_started is None:
-            return True
-        elapsed = time.perf_counter() - self._train_started
-        return self.eval_seconds + self._last_eval_seconds <= share * elapsed
-
-    def _evaluate(self, model: ActorCritic, member: Member) -> float:
-        """Mean return of an unbiased evaluation of ``model``, logged under ``eval/``."""
-        result = evaluate_policy(
-            self.cfg,
-            model.eval(),
-            self.cfg.run.eval_episodes,
-            device=self.device,
-            greedy=self.cfg.run.eval_greedy,
-            seed=self.cfg.run.seed + self.frames,  # apart from `sf-train eval`'s 12345
-        )
-        summary = result.summary()
-        if member.index == 0:
-            self.evaluations.append((self.frames, summary))
-        for key in ("return_mean", "return_median", "length_mean", "timeout_fraction"):
-            self.writer.add_scalar(self._tag(member, f"eval/{key}"), summary[key], self.frames)
-        log.info(
-            "%sevaluation%s at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
-            "episodes)",
-            "greedy " if result.greedy else "",
-            f" of policy {member.index}" if self.num_policies > 1 else "",
-            self.frames,
-            summary["return_mean"],
-            summary["return_std"],
-            summary["return_median"],
-            100 * summary["timeout_fraction"],
-            summary["episodes"],
-        )
-        return summary["return_mean"]
-
     def _update_opponent(self, force: bool = False) -> None:
         """With an opponent pool: snapshots the sampler's weights every
         ``opponent_snapshot_every`` versions and draws the next opponent from the pool."""
@@ -453,19 +375,6 @@ class Trainer(PopulationControl, Reporting):
         self.sampler.set_opponent(weights)
         self.writer.add_scalar("self_play/opponent_age", version - drawn_version, self.frames)
         self.writer.add_scalar("self_play/pool_size", len(pool), self.frames)
-
-    def _maybe_checkpoint(self) -> None:
-        seconds = self.cfg.run.checkpoint_seconds
-        due_by_time = seconds > 0 and time.perf_counter() >= self._next_checkpoint_time
-        if self.frames >= self._next_checkpoint or due_by_time:
-            self.save_checkpoint()
-            every = self.cfg.run.checkpoint_every
-            self._next_checkpoint = (self.frames // every + 1) * every
-            if seconds > 0:
-                # On a fixed grid from the start, however long the save took.
-                now = time.perf_counter()
-                while self._next_checkpoint_time <= now:
-                    self._next_checkpoint_time += seconds
 
     # -- loops ---------------------------------------------------------------------------
 

@@ -1,0 +1,145 @@
+"""When a :class:`~sf_train.run.trainer.Trainer` writes checkpoints and how it judges them: every
+``run.checkpoint_every`` frames (or ``run.checkpoint_seconds``), each policy's copy evaluated
+without bias to decide ``best.pt``, within ``run.eval_share`` of the wall time. A mixin of the
+trainer, whose state it uses."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sf_train.evaluation import evaluate_policy
+from sf_train.model.network import ActorCritic
+from sf_train.run.members import Member
+
+if TYPE_CHECKING:
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    from sf_train.config.schema import Config
+
+__all__ = ["Checkpointing"]
+
+log = logging.getLogger(__name__)
+
+
+class Checkpointing:
+    """Checkpoints and their evaluations (see the module docstring)."""
+
+    eval_seconds: float
+    """Wall time spent evaluating checkpoints in this session."""
+    evaluations: list[tuple[int, dict[str, Any]]]
+    """(frames, :meth:`EvalResult.summary`) of each checkpoint evaluated this session (of the
+    first policy, in a population)."""
+
+    if TYPE_CHECKING:  # the trainer's state that this mixin reads
+        cfg: Config
+        members: list[Member]
+        frames: int
+        device: torch.device
+        writer: SummaryWriter
+        _learn_lock: threading.Lock
+        _next_checkpoint: int
+        _next_checkpoint_time: float
+        _last_checkpoint: Path | None
+
+        @property
+        def num_policies(self) -> int: ...
+        def state_dict(self, policy: int = 0) -> dict[str, Any]: ...
+        def _tag(self, member: Member, tag: str) -> str: ...
+
+    def _start_checkpointing(self) -> None:
+        """Sets what this mixin keeps (from the trainer's ``__init__``)."""
+        self.eval_seconds = 0.0
+        self.evaluations = []
+        self._last_eval_seconds = 0.0
+        self._train_started: float | None = None
+
+    def states(self) -> list[dict[str, Any]]:
+        """Every policy's :meth:`state_dict`, copied while the learner pauses (what a checkpoint
+        holds, e.g. for a caller that writes it elsewhere)."""
+        with self._learn_lock:
+            return self._copied_states()
+
+    def _copied_states(self) -> list[dict[str, Any]]:
+        return [copy.deepcopy(self.state_dict(m.index)) for m in self.members]
+
+    def save_checkpoint(self, final: bool = False) -> Path:
+        """Writes a checkpoint of every policy atomically (the learner pauses only while they
+        are copied), after evaluating each (``run.eval_episodes``) to decide whether it is
+        that policy's best so far; returns the first policy's. Within ``run.eval_share`` of
+        the wall time a checkpoint may go unevaluated (and cannot become best); a ``final``
+        one is always evaluated."""
+        evaluating = self.cfg.run.eval_episodes > 0
+        evaluated = evaluating and (final or self._evaluation_fits())
+        with self._learn_lock:
+            states = self._copied_states()
+            models = [copy.deepcopy(m.learner.model) if evaluated else None for m in self.members]
+        started = time.perf_counter()
+        paths = []
+        for member, state, model in zip(self.members, states, models, strict=True):
+            if model is not None:
+                score: float | None = self._evaluate(model, member)
+            else:
+                score = None if evaluating else member.returns.mean()
+            paths.append(member.checkpoints.save(state, self.frames, score))
+        if evaluated:
+            self._last_eval_seconds = time.perf_counter() - started
+            self.eval_seconds += self._last_eval_seconds
+        self._last_checkpoint = paths[0]
+        return paths[0]
+
+    def _evaluation_fits(self) -> bool:
+        """Whether one more evaluation, as long as the last, keeps all of them within
+        ``run.eval_share`` of the wall time since training started."""
+        share = self.cfg.run.eval_share
+        if share >= 1 or self._train_started is None:
+            return True
+        elapsed = time.perf_counter() - self._train_started
+        return self.eval_seconds + self._last_eval_seconds <= share * elapsed
+
+    def _evaluate(self, model: ActorCritic, member: Member) -> float:
+        """Mean return of an unbiased evaluation of ``model``, logged under ``eval/``."""
+        result = evaluate_policy(
+            self.cfg,
+            model.eval(),
+            self.cfg.run.eval_episodes,
+            device=self.device,
+            greedy=self.cfg.run.eval_greedy,
+            seed=self.cfg.run.seed + self.frames,  # apart from `sf-train eval`'s 12345
+        )
+        summary = result.summary()
+        if member.index == 0:
+            self.evaluations.append((self.frames, summary))
+        for key in ("return_mean", "return_median", "length_mean", "timeout_fraction"):
+            self.writer.add_scalar(self._tag(member, f"eval/{key}"), summary[key], self.frames)
+        log.info(
+            "%sevaluation%s at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
+            "episodes)",
+            "greedy " if result.greedy else "",
+            f" of policy {member.index}" if self.num_policies > 1 else "",
+            self.frames,
+            summary["return_mean"],
+            summary["return_std"],
+            summary["return_median"],
+            100 * summary["timeout_fraction"],
+            summary["episodes"],
+        )
+        return summary["return_mean"]
+
+    def _maybe_checkpoint(self) -> None:
+        seconds = self.cfg.run.checkpoint_seconds
+        due_by_time = seconds > 0 and time.perf_counter() >= self._next_checkpoint_time
+        if self.frames >= self._next_checkpoint or due_by_time:
+            self.save_checkpoint()
+            every = self.cfg.run.checkpoint_every
+            self._next_checkpoint = (self.frames // every + 1) * every
+            if seconds > 0:
+                # On a fixed grid from the start, however long the save took.
+                now = time.perf_counter()
+                while self._next_checkpoint_time <= now:
+                    self._next_checkpoint_time += seconds
