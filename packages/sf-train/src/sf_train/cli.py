@@ -26,6 +26,7 @@ from sf_train.config.presets import PRESETS
 from sf_train.config.schema import Config, ConfigError
 from sf_train.run.checkpoint import CheckpointError
 from sf_train.run.folder import CONFIG_FILE, RunFolderError, load_run_config
+from sf_train.run.members import TrainResult
 
 __all__ = ["main"]
 
@@ -103,10 +104,9 @@ def _train(argv: list[str]) -> int:
             )
 
         result = train(cfg, resume=args.resume, on_progress=show)
-    reward = _returns(result.returns)
     console.print(
         f"[green]done[/]: {result.frames:,} frames, {result.fps:,.0f} frames/s over "
-        f"{result.seconds:.0f} s, mean return {reward}; checkpoint {result.checkpoint}",
+        f"{result.seconds:.0f} s; {_judged(result, cfg)}; checkpoint {result.checkpoint}",
         soft_wrap=True,
     )
     if result.worker_restarts or result.dropped_frames:
@@ -116,6 +116,25 @@ def _train(argv: list[str]) -> int:
             soft_wrap=True,
         )
     return 0
+
+
+def _judged(result: TrainResult, cfg: Config) -> str:
+    """What the run's numbers mean: the unbiased evaluation behind best.pt where this session
+    made it, else what is known and where it comes from."""
+    if result.best is not None:
+        frames, s = result.best
+        low, high = s["return_iqm_ci"]
+        mode = "greedy" if s["greedy"] else "sampled"
+        return (
+            f"best.pt ({frames:,} frames), {mode} evaluation over {s['episodes']} episodes: "
+            f"mean {s['return_mean']:.2f}, median {s['return_median']:.2f}, IQM "
+            f"{s['return_iqm']:.2f} [{low:.2f}, {high:.2f}], "
+            f"{100 * s['timeout_fraction']:.0f}% time-outs"
+        )
+    window = f"last training episodes {_returns(result.returns)} (not an evaluation)"
+    if cfg.run.eval_episodes > 0:
+        return f"best.pt is from an earlier session (see its evaluation there); {window}"
+    return window
 
 
 _CHECKPOINT_HELP = "'latest', 'best' (best evaluation) or the path of a checkpoint file"

@@ -409,6 +409,7 @@ class ShardedTrainer:
 
     #: Shards checkpoint without evaluating (members are judged by the league's games).
     eval_seconds = 0.0
+    best_evaluation = None
 
     def save_checkpoint(self, final: bool = False) -> Path:
         """Writes every member's checkpoint into the population's run folder on the driver;

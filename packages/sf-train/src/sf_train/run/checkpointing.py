@@ -35,6 +35,9 @@ class Checkpointing:
     evaluations: list[tuple[int, dict[str, Any]]]
     """(frames, :meth:`EvalResult.summary`) of each checkpoint evaluated this session (of the
     first policy, in a population)."""
+    best_evaluation: tuple[int, dict[str, Any]] | None
+    """(frames, :meth:`EvalResult.summary`) of the evaluation that made the first policy's
+    current ``best.pt`` in this session; None while it is from an earlier session or none."""
 
     if TYPE_CHECKING:  # the trainer's state that this mixin reads
         cfg: Config
@@ -56,6 +59,8 @@ class Checkpointing:
         """Sets what this mixin keeps (from the trainer's ``__init__``)."""
         self.eval_seconds = 0.0
         self.evaluations = []
+        self.best_evaluation = None
+        self._saved: tuple[int, bool] | None = None  # (frames, evaluated) of the last save
         self._last_eval_seconds = 0.0
         self._train_started: float | None = None
 
@@ -73,8 +78,12 @@ class Checkpointing:
         are copied), after evaluating each (``run.eval_episodes``) to decide whether it is
         that policy's best so far; returns the first policy's. Within ``run.eval_share`` of
         the wall time a checkpoint may go unevaluated (and cannot become best); a ``final``
-        one is always evaluated."""
+        one is always evaluated, and not again if the last checkpoint is of the same frames."""
         evaluating = self.cfg.run.eval_episodes > 0
+        if final and self._last_checkpoint is not None and self._saved is not None:
+            frames, was_evaluated = self._saved
+            if frames == self.frames and (was_evaluated or not evaluating):
+                return self._last_checkpoint
         evaluated = evaluating and (final or self._evaluation_fits())
         with self._learn_lock:
             states = self._copied_states()
@@ -82,14 +91,20 @@ class Checkpointing:
         started = time.perf_counter()
         paths = []
         for member, state, model in zip(self.members, states, models, strict=True):
-            if model is not None:
-                score: float | None = self._evaluate(model, member)
+            summary = self._evaluate(model, member) if model is not None else None
+            if summary is not None:
+                score: float | None = summary["return_mean"]
             else:
                 score = None if evaluating else member.returns.mean()
+            best_before = member.checkpoints.best_return
             paths.append(member.checkpoints.save(state, self.frames, score))
+            made_best = score is not None and member.checkpoints.best_return != best_before
+            if member.index == 0 and made_best and summary is not None:
+                self.best_evaluation = (self.frames, summary)
         if evaluated:
             self._last_eval_seconds = time.perf_counter() - started
             self.eval_seconds += self._last_eval_seconds
+        self._saved = (self.frames, evaluated)
         self._last_checkpoint = paths[0]
         return paths[0]
 
@@ -102,8 +117,9 @@ class Checkpointing:
         elapsed = time.perf_counter() - self._train_started
         return self.eval_seconds + self._last_eval_seconds <= share * elapsed
 
-    def _evaluate(self, model: ActorCritic, member: Member) -> float:
-        """Mean return of an unbiased evaluation of ``model``, logged under ``eval/``."""
+    def _evaluate(self, model: ActorCritic, member: Member) -> dict[str, Any]:
+        """An unbiased evaluation of ``model`` (:meth:`EvalResult.summary`), logged under
+        ``eval/``."""
         result = evaluate_policy(
             self.cfg,
             model.eval(),
@@ -129,7 +145,7 @@ class Checkpointing:
             100 * summary["timeout_fraction"],
             summary["episodes"],
         )
-        return summary["return_mean"]
+        return summary
 
     def _maybe_checkpoint(self) -> None:
         seconds = self.cfg.run.checkpoint_seconds

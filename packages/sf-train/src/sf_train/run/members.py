@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -96,6 +97,9 @@ class TrainResult:
         returns: Every policy's mean return, in order.
         eval_seconds: Wall time this session spent evaluating checkpoints (its final one
             included).
+        best: (frames, :meth:`~sf_train.evaluation.EvalResult.summary`) of the evaluation that
+            made the first policy's ``best.pt`` in this session; None when ``best.pt`` is from
+            an earlier session or nothing was evaluated.
     """
 
     frames: int
@@ -107,6 +111,7 @@ class TrainResult:
     dropped_frames: int = 0
     returns: tuple[float | None, ...] = ()
     eval_seconds: float = 0.0
+    best: tuple[int, dict[str, Any]] | None = None
 
 
 class Member:

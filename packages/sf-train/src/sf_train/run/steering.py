@@ -113,6 +113,12 @@ class SteerableTrainer(Protocol):
         """Wall time spent evaluating checkpoints in this session."""
         ...
 
+    @property
+    def best_evaluation(self) -> tuple[int, dict[str, Any]] | None:
+        """(frames, summary) of the evaluation behind the first policy's ``best.pt``, when this
+        session made it."""
+        ...
+
     def save_checkpoint(self, final: bool = False) -> Path:
         """Writes every policy's checkpoint; returns the first policy's. A ``final`` one (the
         run's last) is evaluated whenever the trainer evaluates checkpoints at all."""
@@ -165,6 +171,7 @@ def end_training(
         dropped_frames=dropped_frames,
         returns=returns,
         eval_seconds=trainer.eval_seconds,
+        best=trainer.best_evaluation,
     )
 
 
