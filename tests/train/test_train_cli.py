@@ -8,6 +8,7 @@ from support.toy_env import TOY_ENV
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sf_train.cli import main
+from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import load_run_config
 
 
@@ -28,6 +29,21 @@ def test_train_eval_enjoy_on_the_toy_env(tmp_path, toy_flags, capsys):
     frames = imageio.mimread(gif)
     # 17 frames written; GIF encoders may merge identical neighbours.
     assert 2 <= len(frames) <= 17 and frames[0].shape == (96, 128, 3)
+
+
+def test_the_done_line_reports_the_evaluation_behind_best(tmp_path, toy_flags, capsys):
+    """The last line's return is the unbiased evaluation that chose best.pt; without
+    evaluations it says that its return is a training window."""
+    run = tmp_path / "run"
+    flags = ["--run-dir", str(run), "--frames", "512", "--eval-episodes", "4"]
+    assert main(["train", *toy_flags, *flags]) == 0
+    done = capsys.readouterr().err.split("done", 1)[1]
+    best = load_checkpoint(run / "checkpoints" / "best.pt")
+    assert f"evaluation over 4 episodes: mean {best['best_return']:.2f}" in done
+    assert "IQM" in done and "time-outs" in done
+    flags = ["--run-dir", str(tmp_path / "unjudged"), "--frames", "512", "--eval-episodes", "0"]
+    assert main(["train", *toy_flags, *flags]) == 0
+    assert "(not an evaluation)" in capsys.readouterr().err.split("done", 1)[1]
 
 
 def test_a_run_that_evaluates_greedily_is_evaluated_greedily_after(
