@@ -210,6 +210,18 @@ class AlgoConfig:
     sf/DoomDuel-v0. Every policy starts with these weights; sf-league's population training
     mutates them per policy. Returns are logged without it (charts/shaping_return shows it)."""
 
+    def __post_init__(self) -> None:
+        # Former spellings of match events (frag, death, hit, damage) still load, from the
+        # command line or an older run's config.json, with a warning naming the new one.
+        if self.shaping and all(isinstance(item, str) for item in self.shaping):
+            from sf_envs.match.rewards import current_event_names
+
+            items = [item.partition("=") for item in self.shaping]
+            names = current_event_names([name for name, _, _ in items], "algo.shaping")
+            self.shaping = tuple(
+                name + eq + weight for name, (_, eq, weight) in zip(names, items, strict=True)
+            )
+
 
 @dataclass
 class RunConfig:
