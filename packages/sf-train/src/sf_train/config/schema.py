@@ -183,11 +183,12 @@ class AlgoConfig:
     opponent_pool: int = 0
     """Self-play envs (sf/DoomDuel-v0) only. 0: one policy plays every agent of a match and
     learns from all of them. N > 0: the first agent of every match learns, the others are
-    played by a frozen past self drawn uniformly from the last N snapshots of the policy, so
-    that it cannot merely cycle between strategies that beat its current self."""
+    played by a frozen opponent, a past self drawn uniformly from the last N frozen copies of
+    the policy, so that it cannot merely cycle between strategies that beat its current self."""
     opponent_snapshot_every: int = 500
-    """With opponent_pool: policy versions (optimiser steps) between snapshots; each snapshot
-    also draws the opponent anew."""
+    """With opponent_pool: policy versions (optimiser steps) between two frozen copies added to
+    the pool; each also draws the opponent anew. (The name keeps its first word, as saved
+    configs do.)"""
     precision: Literal["float32", "bfloat16", "int8"] = "float32"
     """Precision of the network's convolutions and matrix products. 'bfloat16' keeps the
     sampler's copy of the weights in bfloat16 and runs the learner's passes under torch.autocast
