@@ -179,6 +179,7 @@ def _train_parser(
     opponents.add_argument(
         "--snapshots",
         type=int,
+        metavar="N",
         help="frozen opponents: copies of past members kept as opponents; 0: members only meet "
         "each other "
         "(default: 0, or a resumed run's own count)",
@@ -186,6 +187,7 @@ def _train_parser(
     opponents.add_argument(
         "--snapshot-interval",
         type=int,
+        metavar="FRAMES",
         default=None if saved is None else frozen.interval,
         help=f"env frames (all seats together) between two freezes of a member into the oldest "
         f"frozen slot (default: {FrozenConfig.interval}); with --ray, between two draws of each "
@@ -194,6 +196,7 @@ def _train_parser(
     opponents.add_argument(
         "--snapshot-share",
         type=float,
+        metavar="P",
         default=frozen.share,
         help="chance that a seat facing a member goes to a frozen opponent",
     )
