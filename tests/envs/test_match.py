@@ -29,6 +29,7 @@ from sf_envs.match import core as match_core
 from sf_envs.match import ports as match_ports
 from sf_envs.match import probe as match_probe
 from sf_envs.match.ports import PortsExhaustedError, lease_port
+from sf_envs.match.rewards import EVENTS
 
 SMALL = {"timelimit": 0.05, "obs_size": (40, 30)}  # 105 tics: 26 steps at frame skip 4
 LONGER = {**SMALL, "timelimit": 0.15}  # 79 steps: long enough for some frags
@@ -123,7 +124,7 @@ def test_stats_and_result_agree_with_the_engine_scoreboard(scenario: str, shared
 
 def test_shaped_rewards_leave_the_true_objective_in_info() -> None:
     env = sf_envs.make_match(
-        "duel_bots", rewards={"frag": 1.0, "damage_taken": -0.1, "death": -1.0}, **SMALL
+        "duel_bots", rewards={"frags": 1.0, "damage_taken": -0.1, "deaths": -1.0}, **SMALL
     )
     try:
         env.reset(seed=3)
@@ -136,7 +137,7 @@ def test_shaped_rewards_leave_the_true_objective_in_info() -> None:
         info = infos["player_0"]
         assert frags == info["frags"]
         expected = (
-            frags + weights.death * info["deaths"] + weights.damage_taken * info["damage_taken"]
+            frags + weights.deaths * info["deaths"] + weights.damage_taken * info["damage_taken"]
         )
         assert reward == pytest.approx(expected)
     finally:
@@ -545,10 +546,23 @@ def test_step_before_reset_is_a_clear_error() -> None:
 
 
 def test_reward_presets() -> None:
-    assert RewardConfig.create("shaped").death < 0
+    assert RewardConfig.create("shaped").deaths < 0
     assert RewardConfig.create(None) == RewardConfig()
     with pytest.raises(ValueError, match="'frags' or 'shaped'"):
         RewardConfig.create("dense")
+
+
+def test_reward_terms_are_the_stats_names_and_former_spellings_still_read() -> None:
+    assert {"frags", "deaths", "hits", "damage_dealt", "damage_taken"} <= set(EVENTS)
+    with pytest.warns(DeprecationWarning) as caught:
+        old = RewardConfig.create({"frag": 2.0, "death": -1.0, "hit": 0.1, "damage": 0.01})
+    assert old == RewardConfig(frags=2.0, deaths=-1.0, hits=0.1, damage_dealt=0.01)
+    assert [str(w.message).split(";")[0] for w in caught] == [
+        "rewards: 'frag' is now spelled 'frags'",
+        "rewards: 'death' is now spelled 'deaths'",
+        "rewards: 'hit' is now spelled 'hits'",
+        "rewards: 'damage' is now spelled 'damage_dealt'",
+    ]
 
 
 def test_engine_console_goes_to_the_match_log_not_the_terminal(capfd) -> None:

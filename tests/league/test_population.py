@@ -106,17 +106,17 @@ def test_the_cli_trains_resumes_and_prints_the_lineage(tmp_path: Path, capsys) -
     assert "must divide --num-envs (4)" in capsys.readouterr().err
     league = ("--snapshots", "2", "--snapshot-interval", "1500", "--pfsp", "--pbt-window", "50")
     out = sf_league("train", *common, "--frames", "2000", *league, check=True).stdout
-    assert "--resume" in out and "p0..p1" in out  # the members (p2, p3: the snapshot slots)
+    assert "--resume" in out and "p0..p1" in out  # the members (p2, p3: the frozen slots)
     assert (run_dir / "p1" / "config.json").is_file()
     started = saved_settings(run_dir)
-    assert started is not None and started.snapshots.pfsp and started.pbt.window == 50
+    assert started is not None and started.frozen.pfsp and started.pbt.window == 50
     resume = ("--run-dir", str(run_dir), "--db", str(db), "--frames", "4000", "--resume")
     out = sf_league("train", *resume, "--no-pfsp", check=True).stdout
     assert "resumed" in out
     # The resumed run kept the settings it was not told to change, and saved the one it was.
     resumed = saved_settings(run_dir)
     assert resumed == dataclasses.replace(
-        started, snapshots=dataclasses.replace(started.snapshots, pfsp=False)
+        started, frozen=dataclasses.replace(started.frozen, pfsp=False)
     )
     with LeagueStore(db) as store:
         taken = [e.frames for e in store.pbt_events() if e.kind == "snapshot"]

@@ -77,15 +77,15 @@ def test_evaluate_rates_only_the_games_of_its_own_settings(tmp_path: Path, capsy
     assert {r["player"]: r["games"] for r in group["ratings"]} == {"noop": 2, "random": 2}
 
 
-def test_plot_over_time_draws_the_snapshots_of_population_members(tmp_path: Path) -> None:
+def test_plot_over_time_draws_the_gauntlet_checkpoints_of_members(tmp_path: Path) -> None:
     db, png = tmp_path / "pop.sqlite", tmp_path / "elo.png"
     league_of_two_frame_skips(db)
     assert main(["plot", "--db", str(db), "--over-time", "--out", str(png)]) == 2  # none yet
     with LeagueStore(db) as store:
-        snapshots = [f"pop/p0@{frames}" for frames in (1000, 2000)]
-        store.add_players([PlayerRecord(n, "checkpoint", n, n) for n in snapshots])
-        for k, snapshot in enumerate(snapshots):
-            store.record_game(won_by(snapshot, "random", f"s{k}", frame_skip=4))
-            store.record_game(won_by("noop", snapshot, f"t{k}", frame_skip=4))
+        checkpoints = [f"pop/p0@{frames}" for frames in (1000, 2000)]
+        store.add_players([PlayerRecord(n, "checkpoint", n, n) for n in checkpoints])
+        for k, checkpoint in enumerate(checkpoints):
+            store.record_game(won_by(checkpoint, "random", f"s{k}", frame_skip=4))
+            store.record_game(won_by("noop", checkpoint, f"t{k}", frame_skip=4))
     assert main(["plot", "--db", str(db), "--over-time", "--out", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -2,7 +2,7 @@
 node without CPUs and worker nodes of one CPU each, each its own raylet). Tournaments: every
 game is stored once whichever node played it, a node killed mid-tournament costs only its games
 in flight (played again elsewhere), and nothing of a game process outlives it. Populations: two
-shards on two nodes meet through snapshot opponents and PBT copies a member across them."""
+shards on two nodes meet through guests and PBT copies a member across them."""
 
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ def test_a_two_shard_population_meets_across_shards_and_exploits_across_them(
     run_dir, db = tmp_path / "pop", tmp_path / "pop.sqlite"
     pbt = PBTConfig(interval=10**9, fraction=0.5)  # PBT steps only when the test asks
     cfg = PopulationConfig(tiny_population(run_dir, frames=2000), str(db), pbt)
-    split = ShardConfig(shards=2, snapshot_interval=1000, cpus=1)
+    split = ShardConfig(shards=2, guest_interval=1000, cpus=1)
 
     def make_trainer(train: object, resume: bool, on_progress: object) -> ShardedTrainer:
         return ShardedTrainer(train, split, on_progress)
@@ -219,7 +219,7 @@ def test_a_two_shard_population_meets_across_shards_and_exploits_across_them(
         pop.train()
         with LeagueStore(db) as store:
             games = [g for g in store.games() if g.scenario == TRAINING]
-        # p0 (shard 0) and p1 (shard 1) met only as each other's snapshot opponent.
+        # p0 (shard 0) and p1 (shard 1) met only as each other's guest.
         assert games, "no training match between the shards was recorded"
         names = {member_name(run_dir, 0, 0), member_name(run_dir, 1, 0)}
         assert all({s.player for s in g.seats} == names for g in games)

@@ -128,6 +128,27 @@ def test_worker_settings_are_checked_and_reach_the_engine():
         venv.close()
 
 
+def test_former_shaping_spellings_load_with_a_deprecation_warning(tmp_path):
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser)
+    args = parser.parse_args(["--shaping", "frag=1", "death=-0.5", "damage=0.01"])
+    with pytest.warns(DeprecationWarning) as caught:
+        cfg = config_from_args(args)
+    assert cfg.algo.shaping == ("frags=1", "deaths=-0.5", "damage_dealt=0.01")
+    assert [str(w.message).split(";")[0] for w in caught] == [
+        "algo.shaping: 'frag' is now spelled 'frags'",
+        "algo.shaping: 'death' is now spelled 'deaths'",
+        "algo.shaping: 'damage' is now spelled 'damage_dealt'",
+    ]
+    # An older run's config.json: converted on load, with the same message.
+    data = dataclasses.asdict(Config())
+    data["algo"]["shaping"] = ["hit=0.1", "damage_taken=-0.003"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    with pytest.warns(DeprecationWarning, match="'hit' is now spelled 'hits'"):
+        assert load_config(path).algo.shaping == ("hits=0.1", "damage_taken=-0.003")
+
+
 def test_cli_reports_all_errors():
     parser = argparse.ArgumentParser()
     add_config_arguments(parser)

@@ -252,7 +252,7 @@ def _parser() -> argparse.ArgumentParser:
         "--over-time",
         action="store_true",
         help="draw each population member's rating against its training frames (the "
-        "gauntlet snapshots of sf-league train) instead of one bar per player",
+        "gauntlet checkpoints of sf-league train) instead of one bar per player",
     )
     _rating_args(pl)
     _selection_args(pl)

@@ -1,9 +1,10 @@
 """One player's DoomGame in a match: configuration, tics, observation and event counters.
 
 A :class:`MatchPlayer` is driven only from its own lock-step thread. It turns the engine's
-cumulative game variables into per-step events (frags, deaths, hits, damage, pickups) measured
-from a baseline taken at the start of each match, because the engine's counters are not all reset
-by ``new_episode()`` (deaths accumulate) and bots spawning at the start can telefrag.
+cumulative game variables into per-step match events (frags, deaths, hits, damage_dealt,
+pickups) measured from a baseline taken at the start of each match, because the engine's counters
+are not all reset by ``new_episode()`` (deaths accumulate) and bots spawning at the start can
+telefrag.
 """
 
 from __future__ import annotations
@@ -221,10 +222,10 @@ class MatchPlayer:
         """The step's events (what a reward weighs) from the change of the game variables."""
         delta = self.values - self._previous
         ev = self.events
-        ev[_EVENT_IX["frag"]] = delta[_IX["FRAGCOUNT"]]
-        ev[_EVENT_IX["death"]] = delta[_IX["DEATHCOUNT"]]
-        ev[_EVENT_IX["hit"]] = delta[_IX["HITCOUNT"]]
-        ev[_EVENT_IX["damage"]] = delta[_IX["DAMAGECOUNT"]]
+        ev[_EVENT_IX["frags"]] = delta[_IX["FRAGCOUNT"]]
+        ev[_EVENT_IX["deaths"]] = delta[_IX["DEATHCOUNT"]]
+        ev[_EVENT_IX["hits"]] = delta[_IX["HITCOUNT"]]
+        ev[_EVENT_IX["damage_dealt"]] = delta[_IX["DAMAGECOUNT"]]
         ev[_EVENT_IX["damage_taken"]] = delta[_IX["DAMAGE_TAKEN"]]
         dead = cast(vizdoom.DoomGame, self.game).is_player_dead()
         # A respawn refills health, armor and ammo: that is not a pickup.

@@ -7,6 +7,9 @@ in ``info`` next to it.
 
 from __future__ import annotations
 
+import logging
+import warnings
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -14,14 +17,18 @@ import numpy as np
 
 from sf_envs.errors import OptionError
 
-__all__ = ["EVENTS", "RewardConfig"]
+__all__ = ["EVENTS", "RENAMED_EVENTS", "RewardConfig", "current_event_names"]
 
-#: Per-step event counts every player reports, in this order, to :meth:`RewardConfig.reward`.
+log = logging.getLogger(__name__)
+
+#: Per-step event counts every player reports, in the order of :meth:`RewardConfig.weights`.
+#: The names are those of the match's stats (``info``, the game variables ``--shaping`` weighs,
+#: the league's records) wherever the match keeps a stat of the event.
 EVENTS: tuple[str, ...] = (
-    "frag",
-    "death",
-    "hit",
-    "damage",
+    "frags",
+    "deaths",
+    "hits",
+    "damage_dealt",
     "damage_taken",
     "health",
     "armor",
@@ -29,16 +36,44 @@ EVENTS: tuple[str, ...] = (
     "ammo",
 )
 
+#: Former spellings of match events (rewards before they took the stats' names), with the
+#: current one: still read, with a :class:`DeprecationWarning`.
+RENAMED_EVENTS: dict[str, str] = {
+    "frag": "frags",
+    "death": "deaths",
+    "hit": "hits",
+    "damage": "damage_dealt",
+}
+
+
+def current_event_names(names: Iterable[str], where: str) -> list[str]:
+    """``names`` with every former spelling of :data:`RENAMED_EVENTS` replaced by the current
+    one, warning (a :class:`DeprecationWarning` and a logged warning) for each one replaced.
+
+    Args:
+        names: Event or game-variable names as a user wrote them.
+        where: What they came from, for the message (e.g. ``"algo.shaping"``).
+    """
+    out = []
+    for name in names:
+        new = RENAMED_EVENTS.get(name)
+        if new is not None:
+            message = f"{where}: {name!r} is now spelled {new!r}; the old name will be removed"
+            warnings.warn(message, DeprecationWarning, stacklevel=3)
+            log.warning(message)
+        out.append(new or name)
+    return out
+
 
 @dataclass(frozen=True)
 class RewardConfig:
     """Weights of the events that make up an agent's reward each step.
 
     Attributes:
-        frag: Per frag (a suicide counts -1 frag, as on the scoreboard).
-        death: Per death (suicides included); usually negative.
-        hit: Per hit landed on another player.
-        damage: Per point of damage dealt.
+        frags: Per frag (a suicide counts -1 frag, as on the scoreboard).
+        deaths: Per death (suicides included); usually negative.
+        hits: Per hit landed on another player.
+        damage_dealt: Per point of damage dealt.
         damage_taken: Per point of damage taken; usually negative.
         health: Per point of health picked up (respawning does not count).
         armor: Per point of armor picked up.
@@ -48,10 +83,10 @@ class RewardConfig:
     The default rewards frags only: the unshaped objective. :meth:`shaped` is a denser preset.
     """
 
-    frag: float = 1.0
-    death: float = 0.0
-    hit: float = 0.0
-    damage: float = 0.0
+    frags: float = 1.0
+    deaths: float = 0.0
+    hits: float = 0.0
+    damage_dealt: float = 0.0
     damage_taken: float = 0.0
     health: float = 0.0
     armor: float = 0.0
@@ -62,9 +97,9 @@ class RewardConfig:
     def shaped(cls) -> RewardConfig:
         """Small pickup and damage terms on top of frags, in the spirit of sample-factory's."""
         return cls(
-            frag=1.0,
-            death=-0.5,
-            damage=0.01,
+            frags=1.0,
+            deaths=-0.5,
+            damage_dealt=0.01,
             damage_taken=-0.003,
             health=0.005,
             armor=0.005,
@@ -74,7 +109,8 @@ class RewardConfig:
 
     @classmethod
     def create(cls, value: RewardConfig | dict[str, Any] | str | None) -> RewardConfig:
-        """Accepts a config, a dict of weights, ``"frags"`` or ``"shaped"``.
+        """Accepts a config, a dict of weights, ``"frags"`` or ``"shaped"``. A dict's former
+        spellings of events (:data:`RENAMED_EVENTS`) are read with a deprecation warning.
 
         Raises:
             ValueError: naming the unknown keys or preset and the valid ones.
@@ -86,6 +122,7 @@ class RewardConfig:
         if isinstance(value, RewardConfig):
             return value
         if isinstance(value, dict):
+            value = dict(zip(current_event_names(value, "rewards"), value.values(), strict=True))
             unknown = sorted(set(value) - set(EVENTS))
             if unknown:
                 raise OptionError(

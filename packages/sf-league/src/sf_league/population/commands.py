@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sf_envs.terminal import DefaultsHelpFormatter, log_handler
-from sf_league.population.frozen import SnapshotConfig
+from sf_league.population.frozen import FrozenConfig
 from sf_league.population.gauntlets import GauntletConfig
 from sf_league.population.pbt import BOUNDS, PBTConfig
 from sf_league.population.run_file import LeagueSettings, saved_layout, saved_settings
@@ -178,34 +178,39 @@ def _train_parser(
         type=int,
         help="game processes of a gauntlet (default: one per CPU core)",
     )
-    snapshots = league.snapshots
-    opponents = parser.add_argument_group("snapshot opponents (frozen past members)")
+    frozen = league.frozen
+    # The flags keep their first word, "snapshot", so that older command lines still run.
+    opponents = parser.add_argument_group("frozen opponents (past members kept as opponents)")
     opponents.add_argument(
         "--snapshots",
         type=int,
-        help="frozen copies of past members kept as opponents; 0: members only meet each other "
+        metavar="N",
+        help="frozen opponents: copies of past members kept as opponents; 0: members only meet "
+        "each other "
         "(default: 0, or a resumed run's own count)",
     )
     opponents.add_argument(
         "--snapshot-interval",
         type=int,
-        default=None if saved is None else snapshots.interval,
-        help=f"env frames (all seats together) between two snapshots (default: "
-        f"{SnapshotConfig.interval}); with --ray, between two draws of each shard's guests "
-        f"(default: {ShardConfig.snapshot_interval}); a resumed run keeps its own",
+        metavar="FRAMES",
+        default=None if saved is None else frozen.interval,
+        help=f"env frames (all seats together) between two freezes of a member into the oldest "
+        f"frozen slot (default: {FrozenConfig.interval}); with --ray, between two draws of each "
+        f"shard's guests (default: {ShardConfig.guest_interval}); a resumed run keeps its own",
     )
     opponents.add_argument(
         "--snapshot-share",
         type=float,
-        default=snapshots.share,
-        help="chance that a seat facing a member goes to a snapshot",
+        metavar="P",
+        default=frozen.share,
+        help="chance that a seat facing a member goes to a frozen opponent",
     )
     opponents.add_argument(
         "--pfsp",
         action=argparse.BooleanOptionalAction,
-        default=snapshots.pfsp,
-        help="draw snapshots by prioritized fictitious self-play, weighting each by (1 - the "
-        "member's win rate against it)^2, instead of uniformly",
+        default=frozen.pfsp,
+        help="draw frozen opponents by prioritized fictitious self-play, weighting each by (1 - "
+        "the member's win rate against it)^2, instead of uniformly",
     )
     split = ShardConfig()
     ray = parser.add_argument_group("on a Ray cluster (needs sf-league[ray])")
@@ -227,7 +232,8 @@ def _train_parser(
     ray.add_argument(
         "--guests",
         type=int,
-        help="snapshot opponents per shard, frozen copies of other shards' members (default: "
+        help="guests per shard: frozen copies of other shards' members, exchanged between shards "
+        "(default: "
         "the shard's member count)",
     )
     ray.add_argument(
@@ -280,15 +286,15 @@ def run_train(argv: list[str], console: Console) -> int:
         run_dir = vars(pre)["run.run_dir"]
         defaults = load_run_config(run_dir)
         layout = saved_layout(run_dir)
-        if layout is not None:  # the saved trainer's policies count the snapshot slots too
+        if layout is not None:  # the saved trainer's policies count the frozen slots too
             defaults.algo.num_policies = layout[0]
         saved = saved_settings(run_dir)
     parser = argparse.ArgumentParser(prog="sf-league train", formatter_class=DefaultsHelpFormatter)
     _train_parser(parser, defaults, saved)
     args = parser.parse_args(argv)
-    # Snapshots are taken (or, on Ray, guests drawn) at this interval; saved with the run.
+    # Members are frozen (or, on Ray, guests drawn) at this interval; saved with the run.
     interval = args.snapshot_interval or (
-        SnapshotConfig.interval if args.ray is None else ShardConfig.snapshot_interval
+        FrozenConfig.interval if args.ray is None else ShardConfig.guest_interval
     )
     cfg = PopulationConfig(
         train=config_from_args(args),
@@ -312,7 +318,7 @@ def run_train(argv: list[str], console: Console) -> int:
             games=args.gauntlet_games,
             workers=args.gauntlet_workers,
         ),
-        snapshots=SnapshotConfig(
+        frozen=FrozenConfig(
             count=args.snapshots,
             share=args.snapshot_share,
             pfsp=args.pfsp,
@@ -327,7 +333,7 @@ def run_train(argv: list[str], console: Console) -> int:
             raise ConfigError(
                 [
                     f"--snapshots {args.snapshots} with --ray: on a cluster each shard's "
-                    "--guests are its snapshot opponents; leave out --snapshots"
+                    "--guests play the part of frozen opponents; leave out --snapshots"
                 ]
             )
         split = ShardConfig(args.shards, args.guests, interval, args.shard_cpus)

@@ -1,15 +1,16 @@
-"""Frozen snapshots of past members as opponents, drawn by prioritized fictitious self-play.
+"""Frozen opponents: copies of past members kept as opponents, drawn by prioritized fictitious
+self-play.
 
 Members that only ever meet each other can chase each other in circles: each learns to beat
-the others' current habits and forgets how to beat the old ones. Snapshot opponents keep the
+the others' current habits and forgets how to beat the old ones. Frozen opponents keep the
 old ones in play. The trainer holds ``count`` extra policies that never learn (sf-train's
 ``freeze``), which start as copies of the members as they start; every ``interval`` frames
 the oldest of them is overwritten by a copy of a live member (round robin over the members),
-and a share ``share`` of the seats facing a member is given to a snapshot instead of another
-member.
+and a share ``share`` of the seats facing a member is given to a frozen opponent instead of
+another member.
 
-Which snapshot: uniform, or with ``pfsp`` by prioritized fictitious self-play (AlphaStar,
-Vinyals et al. 2019): snapshot ``s`` is drawn for member ``m`` with weight ``(1 - p)^2``,
+Which frozen opponent: uniform, or with ``pfsp`` by prioritized fictitious self-play
+(AlphaStar, Vinyals et al. 2019): frozen opponent ``s`` is drawn for member ``m`` with weight ``(1 - p)^2``,
 ``p`` the member's smoothed win rate against ``s`` since ``s`` was taken, so opponents the
 member still loses to come back most often and those it has mastered rarely.
 
@@ -26,29 +27,30 @@ from typing import cast
 import numpy as np
 
 __all__ = [
-    "SNAPSHOT",
-    "SnapshotConfig",
-    "SnapshotPairing",
-    "Snapshots",
+    "FREEZE_EVENT",
+    "FrozenConfig",
+    "FrozenOpponents",
+    "FrozenPairing",
     "pfsp_weights",
 ]
 
 
-SNAPSHOT = "snapshot"
-"""The kind of a stored event that filled a snapshot slot (its policy) with a member (its
-parent) in the member's generation at the event's frames."""
+FREEZE_EVENT = "snapshot"
+"""The kind of a stored event that filled a frozen slot (its policy) with a member (its
+parent) in the member's generation at the event's frames. Stored as ``snapshot``, the word
+the first league files used, so that they read the same."""
 
 
 @dataclass
-class SnapshotConfig:
-    """Snapshot opponents of a population.
+class FrozenConfig:
+    """Frozen opponents of a population.
 
     Attributes:
         count: Frozen past members kept as opponents; 0: members only meet each other. None:
             as the resumed run was started (0 for a new run).
-        interval: Env frames (all seats together) between two snapshots.
-        share: Chance that a seat facing a member goes to a snapshot.
-        pfsp: Draw snapshots by prioritized fictitious self-play instead of uniformly.
+        interval: Env frames (all seats together) between two freezes (the oldest slot refilled).
+        share: Chance that a seat facing a member goes to a frozen opponent.
+        pfsp: Draw frozen opponents by prioritized fictitious self-play instead of uniformly.
     """
 
     count: int | None = None
@@ -70,10 +72,10 @@ class SnapshotConfig:
 
 def pfsp_weights(wins: np.ndarray, games: np.ndarray) -> np.ndarray:
     """PFSP's ``(1 - p)^2`` for win rates ``p = (wins + 1) / (games + 2)`` (a draw is half a
-    win; the prior keeps an unplayed snapshot at ``p = 0.5``), normalised to sum to 1.
+    win; the prior keeps an unplayed frozen opponent at ``p = 0.5``), normalised to sum to 1.
 
     Args:
-        wins: A member's wins against each snapshot, ``[S]``.
+        wins: A member's wins against each frozen opponent, ``[S]``.
         games: Its games against each, ``[S]``.
     """
     p = (np.asarray(wins, np.float64) + 1.0) / (np.asarray(games, np.float64) + 2.0)
@@ -88,20 +90,20 @@ class _Slot:
     games: np.ndarray  # a member's games against it, by member
 
 
-class Snapshots:
-    """Which snapshot each slot holds and how every member fares against it.
+class FrozenOpponents:
+    """Which frozen opponent each slot holds and how every member fares against it.
 
     Args:
         members: Live members (policies ``0 .. members - 1``).
-        cfg: The snapshot settings; slots are policies ``members .. members + count - 1``.
+        cfg: The frozen opponents' settings; slots are policies ``members .. members + count - 1``.
     """
 
-    def __init__(self, members: int, cfg: SnapshotConfig) -> None:
+    def __init__(self, members: int, cfg: FrozenConfig) -> None:
         self.members = members
         self.cfg = cfg
         self._count = cast(int, cfg.count)  # resolved by the population driver, never None
         self.slots = [self._empty() for _ in range(self._count)]
-        self.taken = 0  # snapshots taken so far: the next slot and member in turn
+        self.taken = 0  # freezes so far: the next slot and member in turn
 
     def _empty(self, name: str | None = None) -> _Slot:
         return _Slot(name, np.zeros(self.members), np.zeros(self.members))
@@ -111,7 +113,7 @@ class Snapshots:
         return self.members + slot
 
     def next(self) -> tuple[int, int]:
-        """``(slot, member)`` of the next snapshot: the oldest slot, the next member."""
+        """``(slot, member)`` of the next freeze: the oldest slot, the next member."""
         return self.taken % self._count, self.taken % self.members
 
     def fill(self, slot: int, name: str) -> None:
@@ -127,7 +129,7 @@ class Snapshots:
         return None
 
     def record(self, member: int, slot: int, score: float) -> None:
-        """A game of ``member`` against ``slot``'s snapshot: 1 won, 0.5 drawn, 0 lost."""
+        """A game of ``member`` against ``slot``'s frozen opponent: 1 won, 0.5 drawn, 0 lost."""
         self.slots[slot].wins[member] += score
         self.slots[slot].games[member] += 1
 
@@ -142,23 +144,23 @@ class Snapshots:
         return int(rng.choice(len(self.slots), p=weights))
 
 
-class SnapshotPairing:
+class FrozenPairing:
     """The trainer's pairing (``Trainer.set_pairing``): the first seat of a game is a member
-    drawn uniformly; each other seat is a snapshot with chance ``share`` (drawn for that
-    member by :meth:`Snapshots.draw`), else a member drawn uniformly; then the seats are
+    drawn uniformly; each other seat is a frozen opponent with chance ``share`` (drawn for that
+    member by :meth:`FrozenOpponents.draw`), else a member drawn uniformly; then the seats are
     shuffled, so no policy always plays one side of a map.
 
     Args:
-        snapshots: The slots and their records (read at every draw).
+        frozen: The slots and their records (read at every draw).
         seed: Seed of the draws.
     """
 
-    def __init__(self, snapshots: Snapshots, seed: int | None = None) -> None:
-        self.snapshots = snapshots
+    def __init__(self, frozen: FrozenOpponents, seed: int | None = None) -> None:
+        self.frozen = frozen
         self._rng = np.random.default_rng(seed)
 
     def __call__(self, game: int, seats: int) -> Sequence[int]:
-        pool, rng = self.snapshots, self._rng
+        pool, rng = self.frozen, self._rng
         first = int(rng.integers(pool.members))
         policies = [first]
         for _ in range(seats - 1):

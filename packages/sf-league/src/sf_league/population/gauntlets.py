@@ -1,8 +1,9 @@
-"""Gauntlets of a population: every member's checkpoint against fixed opponents.
+"""Gauntlets of a population: every member's gauntlet checkpoint against fixed opponents.
 
 Training matches only say how members fare against each other; a gauntlet puts each member's
-latest checkpoint into an ordinary tournament of the league against baselines, bots and
-scripted players, so ratings over training time can be drawn (``sf-league plot --over-time``).
+latest checkpoint, as a gauntlet checkpoint (a league player ``RUN/pN@FRAMES`` of its own), into
+an ordinary tournament of the league against baselines, bots and scripted players, so ratings
+over training time can be drawn (``sf-league plot --over-time``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class GauntletConfig:
         every: Env frames (all members together) between gauntlets; 0: none.
         players: The fixed opponents (``bot:N``, ``scripted:N``, ``random``, ``noop``).
         games: Games of each member against each opponent per gauntlet.
-        workers: Game process processes of a gauntlet (default: CPU cores).
+        workers: Game processes of a gauntlet (default: CPU cores).
     """
 
     every: int = 0

@@ -7,9 +7,9 @@ so Ray places shards on any nodes. On the driver, :class:`ShardedTrainer` gives
 league, PBT, gauntlets and the live view run there unchanged, and the driver alone writes the
 league file.
 
-Members of different shards meet as snapshot opponents: besides its members, each shard's
-trainer holds ``guests`` frozen policies (:meth:`~sf_train.run.trainer.Trainer.freeze`) playing
-with the weights of other shards' members, drawn anew every ``snapshot_interval`` frames and
+Members of different shards meet as guests: besides its members, each shard's trainer holds
+``guests`` frozen policies (:meth:`~sf_train.run.trainer.Trainer.freeze`) playing with the
+weights of other shards' members, drawn anew every ``guest_interval`` frames and
 sent through Ray's object store. A match against a guest counts as a match against the member
 it copies, so PBT ranks the whole population on one scale; an exploit across shards is one
 export and one import, the weights going from shard to shard through the object store.
@@ -62,15 +62,15 @@ class ShardConfig:
 
     Attributes:
         shards: Shards (Ray actors); the members, envs and frames are divided among them.
-        guests: Snapshot opponents per shard (frozen copies of other shards' members); None:
-            as many as the shard has members.
-        snapshot_interval: Frames (of the whole population) between two draws of the guests.
+        guests: Guests per shard (frozen copies of other shards' members, exchanged between
+            shards); None: as many as the shard has members.
+        guest_interval: Frames (of the whole population) between two draws of the guests.
         cpus: CPUs each shard declares to Ray; None: its vector engine's workers.
     """
 
     shards: int = 2
     guests: int | None = None
-    snapshot_interval: int = 200_000
+    guest_interval: int = 200_000
     cpus: float | None = None
 
     def problems(self, num_policies: int, num_envs: int) -> list[str]:
@@ -84,8 +84,8 @@ class ShardConfig:
             )
         if self.guests is not None and self.guests < 1:
             errors.append(f"--guests {self.guests}: use at least 1, so that shards meet")
-        if self.snapshot_interval < 1:
-            errors.append(f"--snapshot-interval {self.snapshot_interval}: use at least 1 frame")
+        if self.guest_interval < 1:
+            errors.append(f"--snapshot-interval {self.guest_interval}: use at least 1 frame")
         if self.cpus is not None and self.cpus <= 0:
             errors.append(f"--shard-cpus {self.cpus}: use a positive number")
         return errors
@@ -248,7 +248,7 @@ class ShardedTrainer:
         self._rng = np.random.default_rng(cfg.run.seed + 3)
         #: For each shard, the member each of its guests copies.
         self.guests: list[list[int]] = [[-1] * guests for _ in range(shards)]
-        self._next_snapshot = _next(self.frames, split.snapshot_interval)
+        self._next_exchange = _next(self.frames, split.guest_interval)
         # The driver's copy of every member.
         self._next_checkpoint = _next(self.frames, cfg.run.checkpoint_every)
         actor = ray.remote(
@@ -260,7 +260,7 @@ class ShardedTrainer:
             self.nodes: list[str] = ray.get([s.node.remote() for s in self._shards])
             if states:
                 self._load(states)
-            self.exchange_snapshots()
+            self.exchange_guests()
         except ray.exceptions.RayError as e:
             self.close()
             # Its last line names the error inside the shard (e.g. an env option that does not fit).
@@ -381,11 +381,11 @@ class ShardedTrainer:
         raise ConfigError(
             [
                 "a custom pairing with shards: each shard pairs its own games and meets the "
-                "others' members as --guests; train without --ray to choose the pairing"
+                "other shards' members as guests; train without --ray to choose the pairing"
             ]
         )
 
-    def exchange_snapshots(self) -> None:
+    def exchange_guests(self) -> None:
         """Draws each shard's guests anew among the other shards' members and sends them their
         weights (each member exported at most once per exchange)."""
         exported: dict[int, Any] = {}
@@ -403,7 +403,7 @@ class ShardedTrainer:
                 guests[slot] = member
         self._ray.get(imports)
         log.info(
-            "snapshot opponents: %s",
+            "guests: %s",
             "; ".join(f"shard {k}: {g}" for k, g in enumerate(self.guests)),
         )
 
@@ -437,7 +437,7 @@ class ShardedTrainer:
 
     def train(self) -> TrainResult:
         """Trains every shard to its share of the frames, steering the population from here
-        meanwhile (``on_progress``, snapshot exchanges, a checkpoint of every member on the
+        meanwhile (``on_progress``, guest exchanges, a checkpoint of every member on the
         driver every ``checkpoint_every`` frames); then saves every member."""
         from sf_train.run.steering import end_training
 
@@ -447,9 +447,9 @@ class ShardedTrainer:
             done, pending = self._ray.wait(pending, num_returns=len(pending), timeout=_POLL_S)
             self._ray.get(done)  # a shard that failed raises here
             self._refresh()
-            if pending and self.frames >= self._next_snapshot:
-                self.exchange_snapshots()
-                self._next_snapshot = _next(self.frames, self.split.snapshot_interval)
+            if pending and self.frames >= self._next_exchange:
+                self.exchange_guests()
+                self._next_exchange = _next(self.frames, self.split.guest_interval)
             if pending and self.frames >= self._next_checkpoint:
                 self.save_checkpoint()
                 self._next_checkpoint = _next(self.frames, self.cfg.run.checkpoint_every)

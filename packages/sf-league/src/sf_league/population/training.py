@@ -11,11 +11,11 @@ batches this driver:
   last training matches against each other, as stored in the league, lets the worst copy the
   best when the gap is significant and mutates the copies (:mod:`sf_league.population.pbt`), storing every
   exploit and explore event (``sf-league lineage``);
-- with snapshot opponents (:mod:`sf_league.population.frozen`), every ``snapshots.interval`` frames
-  freezes a copy of the next member in the oldest snapshot slot (a league player of its own,
-  ``RUN/p2.g1@4000000``) and draws members' opponents among members and snapshots; games
-  against snapshots are recorded too, but PBT ranks on games between members only;
-- every ``gauntlet.every`` frames, writes a checkpoint of every member and plays it against
+- with frozen opponents (:mod:`sf_league.population.frozen`), every ``frozen.interval`` frames
+  freezes a copy of the next member in the oldest frozen slot (a league player of its own,
+  ``RUN/p2.g1@4000000``) and draws members' opponents among members and frozen opponents;
+  games against frozen opponents are recorded too, but PBT ranks on games between members only;
+- every ``gauntlet.every`` frames, writes a gauntlet checkpoint of every member and plays it against
   fixed opponents (baselines, bots, scripted players) in an ordinary tournament of the same
   league (:mod:`sf_league.population.gauntlets`).
 
@@ -37,7 +37,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from sf_league.population.frozen import SNAPSHOT, SnapshotConfig, SnapshotPairing, Snapshots
+from sf_league.population.frozen import (
+    FREEZE_EVENT,
+    FrozenConfig,
+    FrozenOpponents,
+    FrozenPairing,
+)
 from sf_league.population.gauntlets import GauntletConfig, play_gauntlet
 from sf_league.population.pbt import (
     PBTConfig,
@@ -82,8 +87,8 @@ def member_name(run_dir: str | Path, policy: int, generation: int) -> str:
     return f"{Path(run_dir).name}/p{policy}.g{generation}"
 
 
-def snapshot_name(run_dir: str | Path, policy: int, frames: int) -> str:
-    """The league name of a member's checkpoint in a gauntlet, e.g. ``pop/p2@4000000``."""
+def gauntlet_checkpoint_name(run_dir: str | Path, policy: int, frames: int) -> str:
+    """The league name of a member's gauntlet checkpoint, e.g. ``pop/p2@4000000``."""
     return f"{Path(run_dir).name}/p{policy}@{frames}"
 
 
@@ -93,10 +98,10 @@ class PopulationConfig:
 
     Attributes:
         train: The sf-train configuration (``algo.num_policies`` is the population's size:
-            its members, without the snapshot slots).
+            its members, without the frozen slots).
         db: The league file.
         pbt: When and how members are replaced and mutated.
-        snapshots: Frozen past members as opponents (the trainer holds them as policies
+        frozen: Frozen opponents, past members (the trainer holds them as policies
             after the members').
         gauntlet: Members' games against fixed opponents during training.
     """
@@ -104,7 +109,7 @@ class PopulationConfig:
     train: Config
     db: str
     pbt: PBTConfig = field(default_factory=PBTConfig)
-    snapshots: SnapshotConfig = field(default_factory=SnapshotConfig)
+    frozen: FrozenConfig = field(default_factory=FrozenConfig)
     gauntlet: GauntletConfig = field(default_factory=GauntletConfig)
 
 
@@ -152,7 +157,7 @@ class PopulationTrainer:
         from sf_train.run.trainer import Trainer
 
         train_cfg = cfg.train
-        problems = cfg.pbt.problems() + cfg.snapshots.problems()
+        problems = cfg.pbt.problems() + cfg.frozen.problems()
         scenario = env_spec(train_cfg.env.env).kwargs.get("scenario")
         if scenario is None:
             problems.append(
@@ -178,7 +183,7 @@ class PopulationTrainer:
         self._rng = np.random.default_rng(cfg.pbt.seed)
         self._session = f"{time.time():.6f}"
         self._recorded = 0  # training games stored this session: their keys
-        count, slots = run_layout(self.run_dir, train_cfg.algo.num_policies, cfg.snapshots, resume)
+        count, slots = run_layout(self.run_dir, train_cfg.algo.num_policies, cfg.frozen, resume)
         envs = train_cfg.env.num_envs
         if slots and envs % (count + slots):
             raise ConfigError(
@@ -187,7 +192,7 @@ class PopulationTrainer:
                     f"policies, which must divide --num-envs ({envs}); change one of the three"
                 ]
             )
-        self.snapshots = Snapshots(count, dataclasses.replace(cfg.snapshots, count=slots))
+        self.frozen = FrozenOpponents(count, dataclasses.replace(cfg.frozen, count=slots))
         train_cfg = dataclasses.replace(
             train_cfg, algo=dataclasses.replace(train_cfg.algo, num_policies=count + slots)
         )
@@ -199,36 +204,34 @@ class PopulationTrainer:
         except BaseException:
             self.store.close()
             raise
-        #: The live members (the trainer's first policies; the snapshot slots follow).
+        #: The live members (the trainer's first policies; the frozen slots follow).
         self.members = self.trainer.members[:count]
         write_population_file(
-            self.run_dir, count, slots, LeagueSettings(cfg.pbt, cfg.snapshots, cfg.gauntlet)
+            self.run_dir, count, slots, LeagueSettings(cfg.pbt, cfg.frozen, cfg.gauntlet)
         )
         self.generations = [0] * count
         for event in self.store.pbt_events(self.run_key):
-            if event.kind == SNAPSHOT:
+            if event.kind == FREEZE_EVENT:
                 slot = event.policy - count
                 if event.parent is None:
-                    raise LeagueStoreError(
-                        f"snapshot event of policy {event.policy} names no member"
-                    )
-                name = _snapshot_player(self.run_dir, event.parent, event.generation, event.frames)
-                self.snapshots.fill(slot, name)
+                    raise LeagueStoreError(f"freeze event of policy {event.policy} names no member")
+                name = _frozen_player(self.run_dir, event.parent, event.generation, event.frames)
+                self.frozen.fill(slot, name)
             else:
                 self.generations[event.policy] = max(
                     self.generations[event.policy], event.generation
                 )
         if slots:
             for slot in range(slots):
-                self.trainer.freeze(self.snapshots.policy(slot))
+                self.trainer.freeze(self.frozen.policy(slot))
             # Slots start as copies of the members as they start: every seat the pairing
             # gives is someone, and early opponents are as weak as the members.
-            empty = [k for k, slot in enumerate(self.snapshots.slots) if slot.name is None]
+            empty = [k for k, slot in enumerate(self.frozen.slots) if slot.name is None]
             if empty:
                 self.trainer.save_checkpoint()
                 for slot in empty:
                     self._fill(slot, slot % count)
-            self.trainer.set_pairing(SnapshotPairing(self.snapshots, cfg.pbt.seed))
+            self.trainer.set_pairing(FrozenPairing(self.frozen, cfg.pbt.seed))
         self.scores: list[deque[float]] = [deque(maxlen=cfg.pbt.window) for _ in range(count)]
         self._load_scores()
         self._register_members()
@@ -243,8 +246,8 @@ class PopulationTrainer:
         self._next_pbt = (min(self._member_frames()) // interval + 1) * interval
         every = cfg.gauntlet.every
         self._next_gauntlet = (frames // every + 1) * every if every else None
-        interval = cfg.snapshots.interval
-        self._next_snapshot = (frames // interval + 1) * interval if slots else None
+        interval = cfg.frozen.interval
+        self._next_freeze = (frames // interval + 1) * interval if slots else None
         self._stop_requested = False
 
     # -- the league's memory -----------------------------------------------------------
@@ -275,16 +278,16 @@ class PopulationTrainer:
                 continue
             for policy, score in _member_scores(game, every, current):
                 self.scores[policy].append(score)
-            self._record_snapshot_game(game, current)
+            self._record_frozen_game(game, current)
 
-    def _record_snapshot_game(self, game: GameRecord, current: dict[str, int]) -> None:
-        """Counts a two-seat game of a ``current`` member against a snapshot held now."""
+    def _record_frozen_game(self, game: GameRecord, current: dict[str, int]) -> None:
+        """Counts a two-seat game of a ``current`` member against a frozen opponent held now."""
         if len(game.seats) != 2:
             return
         for mine, theirs in (game.seats, game.seats[::-1]):
-            slot = self.snapshots.slot_of(theirs.player)
+            slot = self.frozen.slot_of(theirs.player)
             if mine.player in current and slot is not None:
-                self.snapshots.record(current[mine.player], slot, _score(mine, theirs))
+                self.frozen.record(current[mine.player], slot, _score(mine, theirs))
 
     def _record_matches(self) -> None:
         for match in self.trainer.take_matches():
@@ -314,15 +317,15 @@ class PopulationTrainer:
             }
             for policy, score in _member_scores(record, names, names):
                 self.scores[policy].append(score)
-            self._record_snapshot_game(record, names)
+            self._record_frozen_game(record, names)
 
     def _name(self, policy: int) -> str:
         """The league player that ``policy`` of the trainer is now."""
         if policy < len(self.members):
             return member_name(self.run_dir, policy, self.generations[policy])
-        name = self.snapshots.slots[policy - len(self.members)].name
+        name = self.frozen.slots[policy - len(self.members)].name
         if name is None:
-            raise RuntimeError(f"policy {policy} played before its snapshot slot was filled")
+            raise RuntimeError(f"policy {policy} played before its frozen slot was filled")
         return name
 
     # -- population-based training -----------------------------------------------------
@@ -399,12 +402,12 @@ class PopulationTrainer:
             f"p{policy}/pbt/events", f"{kind} from p{parent}: {changes}", self.trainer.frames
         )
 
-    # -- snapshot opponents -----------------------------------------------------------
+    # -- frozen opponents -------------------------------------------------------------
 
-    def take_snapshot(self) -> str:
-        """Freezes a copy of the next member in the oldest snapshot slot (see
-        :meth:`_fill`); returns the snapshot's league name."""
-        slot, member = self.snapshots.next()
+    def freeze_next(self) -> str:
+        """Freezes a copy of the next member in the oldest frozen slot (see :meth:`_fill`);
+        returns the frozen opponent's league name."""
+        slot, member = self.frozen.next()
         self.trainer.save_checkpoint()
         return self._fill(slot, member)
 
@@ -416,26 +419,28 @@ class PopulationTrainer:
 
         trainer = self.trainer
         generation = self.generations[member]
-        name = _snapshot_player(self.run_dir, member, generation, trainer.frames)
+        name = _frozen_player(self.run_dir, member, generation, trainer.frames)
         latest = self.members[member].checkpoints.latest()
         self.store.add_players([parse_player(f"{name}={latest}", self.settings["map"]).record()])
-        policy = self.snapshots.policy(slot)
+        policy = self.frozen.policy(slot)
         trainer.copy_policy(member, policy)
-        self.snapshots.fill(slot, name)
-        event = PBTEvent(self.run_key, trainer.frames, policy, generation, SNAPSHOT, member, {})
+        self.frozen.fill(slot, name)
+        event = PBTEvent(self.run_key, trainer.frames, policy, generation, FREEZE_EVENT, member, {})
         self.store.record_pbt_event(event)
-        log.info("snapshot %s now plays as policy %d", name, policy)
+        log.info("frozen opponent %s now plays as policy %d", name, policy)
         return name
 
     # -- gauntlets ---------------------------------------------------------------------
 
     def gauntlet(self) -> None:
-        """Writes a checkpoint of every member and plays it against the fixed opponents."""
+        """Writes a gauntlet checkpoint of every member and plays it against the fixed opponents."""
         trainer = self.trainer
         trainer.save_checkpoint()
         checkpoints = {
             # Just written, so every member has one.
-            snapshot_name(self.run_dir, m.index, trainer.frames): cast(Path, m.checkpoints.latest())
+            gauntlet_checkpoint_name(self.run_dir, m.index, trainer.frames): cast(
+                Path, m.checkpoints.latest()
+            )
             for m in self.members
         }
         play_gauntlet(
@@ -453,7 +458,7 @@ class PopulationTrainer:
         trainer = self.trainer
         for s in trainer.take_stats():
             if s.policy >= len(self.members):
-                continue  # a snapshot slot
+                continue  # a frozen slot
             self._policy_frames[s.policy] += s.frames
             self._returns[s.policy] = s.mean_return
             if s.mean_objective is not None:
@@ -464,10 +469,10 @@ class PopulationTrainer:
             self.pbt_step()
             interval = self.cfg.pbt.interval
             self._next_pbt = (min(self._member_frames()) // interval + 1) * interval
-        if self._next_snapshot is not None and trainer.frames >= self._next_snapshot:
-            self.take_snapshot()
-            interval = self.cfg.snapshots.interval
-            self._next_snapshot = (trainer.frames // interval + 1) * interval
+        if self._next_freeze is not None and trainer.frames >= self._next_freeze:
+            self.freeze_next()
+            interval = self.cfg.frozen.interval
+            self._next_freeze = (trainer.frames // interval + 1) * interval
         if self._next_gauntlet is not None and trainer.frames >= self._next_gauntlet:
             self.gauntlet()
             every = self.cfg.gauntlet.every
@@ -542,9 +547,9 @@ class PopulationTrainer:
         self.close()
 
 
-def _snapshot_player(run_dir: Path, member: int, generation: int, frames: int) -> str:
-    """The league name of a snapshot of ``member`` in ``generation`` at the run's ``frames``,
-    e.g. ``pop/p2.g1@3000000`` (apart from a gauntlet's ``pop/p2@3000000``)."""
+def _frozen_player(run_dir: Path, member: int, generation: int, frames: int) -> str:
+    """The league name of a frozen copy of ``member`` in ``generation`` at the run's ``frames``,
+    e.g. ``pop/p2.g1@3000000`` (apart from a gauntlet checkpoint's ``pop/p2@3000000``)."""
     return f"{member_name(run_dir, member, generation)}@{frames}"
 
 

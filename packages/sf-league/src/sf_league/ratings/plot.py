@@ -1,5 +1,5 @@
 """PNGs of the ratings with their bootstrap intervals as error bars: one bar per player, or the
-ratings of population members' snapshots against their training frames."""
+ratings of population members' gauntlet checkpoints against their training frames."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from sf_league.ratings.standings import Standings
 
 __all__ = ["plot_over_time", "plot_ratings"]
 
-_SNAPSHOT = re.compile(r"(?P<member>.+/p\d+)@(?P<frames>\d+)")
-"""A gauntlet snapshot's league name (:func:`sf_league.population.training.snapshot_name`)."""
+_GAUNTLET_CHECKPOINT = re.compile(r"(?P<member>.+/p\d+)@(?P<frames>\d+)")
+"""A gauntlet checkpoint's league name
+(:func:`sf_league.population.training.gauntlet_checkpoint_name`)."""
 
 
 def _figure(out: str | os.PathLike[str], standings: Sequence[Standings]) -> Path:
@@ -48,28 +49,28 @@ def _pyplot() -> Any:
 
 
 def plot_over_time(standings: Sequence[Standings], out: str | os.PathLike[str]) -> Path:
-    """Draws, per group of comparable games, every population member's snapshots (players
-    named ``RUN/pN@FRAMES``) as a line of Elo against frames with 95% intervals, and every other
-    player (bots, baselines) as a horizontal line, and writes it to ``out``.
+    """Draws, per group of comparable games, every population member's gauntlet checkpoints
+    (players named ``RUN/pN@FRAMES``) as a line of Elo against frames with 95% intervals, and
+    every other player (bots, baselines) as a horizontal line, and writes it to ``out``.
 
     Raises:
-        OptionError: If ``out`` is not a .png file name, or no group has snapshots.
+        OptionError: If ``out`` is not a .png file name, or no group has gauntlet checkpoints.
     """
     out = _figure(out, standings)
-    with_snapshots = [s for s in standings if any(_SNAPSHOT.fullmatch(r.player) for r in s.rows)]
-    if not with_snapshots:
+    over_time = [
+        s for s in standings if any(_GAUNTLET_CHECKPOINT.fullmatch(r.player) for r in s.rows)
+    ]
+    if not over_time:
         raise OptionError(
-            "nothing to plot over time: no rated player is a population snapshot (RUN/pN@FRAMES); "
+            "nothing to plot over time: no rated player is a gauntlet checkpoint (RUN/pN@FRAMES); "
             "train with sf-league train --gauntlet-every N"
         )
     plt = _pyplot()
-    fig, axes = plt.subplots(
-        len(with_snapshots), 1, figsize=(9, 4.5 * len(with_snapshots)), squeeze=False
-    )
-    for ax, s in zip(axes[:, 0], with_snapshots, strict=True):
+    fig, axes = plt.subplots(len(over_time), 1, figsize=(9, 4.5 * len(over_time)), squeeze=False)
+    for ax, s in zip(axes[:, 0], over_time, strict=True):
         lines: dict[str, list[tuple[int, float, float, float]]] = defaultdict(list)
         for r in s.rows:
-            if m := _SNAPSHOT.fullmatch(r.player):
+            if m := _GAUNTLET_CHECKPOINT.fullmatch(r.player):
                 lines[m["member"]].append((int(m["frames"]), r.elo, r.lower, r.upper))
             else:
                 ax.axhline(r.elo, color="gray", alpha=0.5, linestyle="--")

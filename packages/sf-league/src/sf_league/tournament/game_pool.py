@@ -111,7 +111,7 @@ class GameProcessPool:
     submitted games; use as a context manager, which stops every game process on the way out.
 
     Args:
-        workers: Game process processes.
+        workers: Game processes.
         play: What a game process calls per game; a module-level function (it is pickled by name).
     """
 

@@ -315,7 +315,7 @@ def _seat(p: Player) -> AgentSeat:
 
 
 def local_game_pool(workers: int | None, games: int) -> GameProcessPool:
-    """Game process processes on this machine: ``workers`` (None: one per CPU core), never more than
+    """Game processes on this machine: ``workers`` (None: one per CPU core), never more than
     the ``games`` to play."""
     return GameProcessPool(min(workers or os.cpu_count() or 1, games), play_in_game_process)
 

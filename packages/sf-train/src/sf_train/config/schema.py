@@ -183,11 +183,12 @@ class AlgoConfig:
     opponent_pool: int = 0
     """Self-play envs (sf/DoomDuel-v0) only. 0: one policy plays every agent of a match and
     learns from all of them. N > 0: the first agent of every match learns, the others are
-    played by a frozen past self drawn uniformly from the last N snapshots of the policy, so
-    that it cannot merely cycle between strategies that beat its current self."""
+    played by a frozen opponent, a past self drawn uniformly from the last N frozen copies of
+    the policy, so that it cannot merely cycle between strategies that beat its current self."""
     opponent_snapshot_every: int = 500
-    """With opponent_pool: policy versions (optimiser steps) between snapshots; each snapshot
-    also draws the opponent anew."""
+    """With opponent_pool: policy versions (optimiser steps) between two frozen copies added to
+    the pool; each also draws the opponent anew. (The name keeps its first word, as saved
+    configs do.)"""
     precision: Literal["float32", "bfloat16", "int8"] = "float32"
     """Precision of the network's convolutions and matrix products. 'bfloat16' keeps the
     sampler's copy of the weights in bfloat16 and runs the learner's passes under torch.autocast
@@ -209,6 +210,18 @@ class AlgoConfig:
     variables (their change each step), e.g. frags=1 deaths=-0.5 damage_dealt=0.01 on
     sf/DoomDuel-v0. Every policy starts with these weights; sf-league's population training
     mutates them per policy. Returns are logged without it (charts/shaping_return shows it)."""
+
+    def __post_init__(self) -> None:
+        # Former spellings of match events (frag, death, hit, damage) still load, from the
+        # command line or an older run's config.json, with a warning naming the new one.
+        if self.shaping and all(isinstance(item, str) for item in self.shaping):
+            from sf_envs.match.rewards import current_event_names
+
+            items = [item.partition("=") for item in self.shaping]
+            names = current_event_names([name for name, _, _ in items], "algo.shaping")
+            self.shaping = tuple(
+                name + eq + weight for name, (_, eq, weight) in zip(names, items, strict=True)
+            )
 
 
 @dataclass

@@ -65,7 +65,7 @@ class SharedWeights:
 
 @dataclass
 class Progress:
-    """A snapshot for progress displays, passed to ``on_progress`` after every batch.
+    """The progress so far, for displays, passed to ``on_progress`` after every batch.
 
     ``mean_return`` is the policy's (the first policy's, in a population); ``returns`` has
     every policy's, in order."""

@@ -1,5 +1,5 @@
 """Self-play opponents: which rows of a match env the opponents play, and the pool of past
-policies they play with (snapshots taken every ``opponent_snapshot_every`` policy versions)."""
+policies they play with (frozen copies added every ``opponent_snapshot_every`` policy versions)."""
 
 from __future__ import annotations
 
@@ -31,23 +31,23 @@ def opponent_envs_of(cfg: Config) -> np.ndarray:
 
 
 class OpponentPool:
-    """The last ``opponent_pool`` snapshots of the policy, with the versions they were taken at."""
+    """The last ``opponent_pool`` frozen copies of the policy, with their policy versions."""
 
     def __init__(self, cfg: AlgoConfig, seed: int) -> None:
         self.every = cfg.opponent_snapshot_every
-        self._snapshots: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(
+        self._frozen: collections.deque[tuple[int, dict[str, Any]]] = collections.deque(
             maxlen=cfg.opponent_pool
         )
         self._next = 0
         self._rng = np.random.default_rng(seed)
 
     def __len__(self) -> int:
-        return len(self._snapshots)
+        return len(self._frozen)
 
     def due(self, version: int) -> bool:
         return version >= self._next
 
     def add_and_draw(self, version: int, weights: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        self._snapshots.append((version, weights))
+        self._frozen.append((version, weights))
         self._next = (version // self.every + 1) * self.every
-        return self._snapshots[int(self._rng.integers(len(self._snapshots)))]
+        return self._frozen[int(self._rng.integers(len(self._frozen)))]

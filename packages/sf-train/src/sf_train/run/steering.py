@@ -313,6 +313,6 @@ class PopulationControl:
 
     def freeze(self, policy: int, frozen: bool = True) -> None:
         """Stops (or resumes) learning for ``policy``: it still plays its seats, with the
-        weights it has (e.g. a snapshot of another trainer's policy, :meth:`import_policy`),
+        weights it has (e.g. a copy of another trainer's policy, :meth:`import_policy`),
         and its batches are dropped unlearned."""
         self.members[policy].frozen = frozen

@@ -362,7 +362,7 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         )
 
     def _update_opponent(self, force: bool = False) -> None:
-        """With an opponent pool: snapshots the sampler's weights every
+        """With an opponent pool: adds a frozen copy of the sampler's weights every
         ``opponent_snapshot_every`` versions and draws the next opponent from the pool."""
         pool = self._opponents
         if pool is None:
@@ -370,8 +370,8 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         with self.weights.acting() as version:
             if not (force or pool.due(version)):
                 return
-            snapshot = copy.deepcopy(self.weights.model.state_dict())
-        drawn_version, weights = pool.add_and_draw(version, snapshot)
+            frozen = copy.deepcopy(self.weights.model.state_dict())
+        drawn_version, weights = pool.add_and_draw(version, frozen)
         self.sampler.set_opponent(weights)
         self.writer.add_scalar("self_play/opponent_age", version - drawn_version, self.frames)
         self.writer.add_scalar("self_play/pool_size", len(pool), self.frames)

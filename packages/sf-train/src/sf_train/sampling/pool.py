@@ -22,7 +22,7 @@ engine's workers and the batches among ``K`` sampler processes instead:
 
 The pool has the trainer-facing methods of :class:`Sampler` (``collect``, ``release``,
 ``set_opponent``, ``set_shaping``) and the spaces and counters of the vector env, so the
-trainer drives one sampler or several through the same loop. Self-play (snapshot opponents
+trainer drives one sampler or several through the same loop. Self-play (frozen opponents
 included) and populations work as with one sampler; each process pairs its games' seats with a
 uniform pairing of its own, so a custom pairing (``set_pairing``) needs one process.
 """
@@ -441,7 +441,7 @@ class SamplerPool:
 
     def set_pairing(self, pairing: Pairing) -> None:
         """Refused: each process draws its games' seats from a uniform pairing of its own; a
-        pairing that reads the league's live records (sf-league's snapshot opponents) needs
+        pairing that reads the league's live records (sf-league's frozen opponents) needs
         one process."""
         raise ConfigError(
             [
