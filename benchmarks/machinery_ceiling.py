@@ -60,6 +60,7 @@ from common.training_speed import TrainingSample, train_sample  # noqa: E402
 from sf_envs.vector.async_env import DoomAsyncVectorEnv  # noqa: E402
 from sf_train.algo.learner import Learner  # noqa: E402
 from sf_train.config.schema import AlgoConfig, EnvConfig, ModelConfig  # noqa: E402
+from sf_train.run.checkpointing import Checkpointing  # noqa: E402
 from sf_train.run.members import SharedWeights  # noqa: E402
 from sf_train.run.reporting import Reporting  # noqa: E402
 from sf_train.run.trainer import Trainer  # noqa: E402
@@ -75,9 +76,14 @@ TIMED: dict[str, list[tuple[type, str]]] = {
     "act": [(PolicyRunner, "decide"), (StackedRunner, "decide"), (Sampler, "_act")],
     "record": [(Sampler, "_record"), (Sampler, "_truncation_values"), (Sampler, "_decide")],
     "sampler loop": [(Sampler, "collect")],
-    "hand out": [(Columns, "take"), (Reporting, "_record_batch"), (Sampler, "release")],
+    "hand out": [
+        (Columns, "take"),
+        (Trainer, "_collected"),
+        (Reporting, "_record_batch"),
+        (Sampler, "release"),
+    ],
     "learner step": [(Learner, "train"), (SharedWeights, "publish")],
-    "reports": [(Reporting, "_report"), (Trainer, "_maybe_checkpoint")],
+    "reports": [(Reporting, "_report"), (Checkpointing, "_maybe_checkpoint")],
 }
 SPLIT = ("env workers", "receive", "record", "act", "send", "sampler loop")
 SERIAL = ("hand out", "learner step", "reports", "trainer rest")
