@@ -8,6 +8,7 @@ engine counted (``KILLCOUNT`` at the episode's end)."""
 from __future__ import annotations
 
 import itertools
+import shutil
 import statistics
 import textwrap
 from dataclasses import dataclass, field
@@ -15,7 +16,10 @@ from pathlib import Path
 
 from .supervise import Supervision
 
-__all__ = ["METRICS", "Point", "Summary", "plot", "summarize", "table"]
+#: Raw pages of the sittings (``sample_factory.py --sitting``), built but outside the docs' nav.
+SITTINGS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "sittings"
+
+__all__ = ["METRICS", "SITTINGS", "Point", "Summary", "plot", "summarize", "table", "write_sitting"]
 
 #: Metric -> how the table and the plot name its per-episode value.
 METRICS: dict[str, str] = {"return": "return", "kills": "kills/episode"}
@@ -210,3 +214,17 @@ def plot(
     fig.tight_layout(rect=(0, 0.25 * rows / height + 0.02, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def write_sitting(name: str, text: str, out: Path, scenarios: list[str]) -> Path:
+    """The raw page of a sitting in ``docs/benchmarks/sittings/``: the results table as written
+    to ``out``, each scenario's plot copied beside it and shown under the table."""
+    SITTINGS.mkdir(parents=True, exist_ok=True)
+    images = []
+    for scenario in scenarios:
+        png = f"{name}.png" if len(scenarios) == 1 else f"{name}_{scenario}.png"
+        shutil.copyfile(out / f"{scenario}.png", SITTINGS / png)
+        images.append(f"![{scenario}: score against wall time and frames]({png})")
+    page = SITTINGS / f"{name}.md"
+    page.write_text(text + "\n" + "\n\n".join(images) + "\n")
+    return page

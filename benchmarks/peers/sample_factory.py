@@ -94,7 +94,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
-from common.peers_report import METRICS, Point, plot, summarize, table
+from common.peers_report import METRICS, Point, plot, summarize, table, write_sitting
 from common.supervise import Supervision, run_for
 
 #: Scenario name -> (sf-envs gymnasium id, Sample Factory env name).
@@ -135,7 +135,6 @@ SF_PACKAGES = ("sample-factory==2.1.1", "gymnasium<1", "numpy<2", "vizdoom")
 TORCH = "torch==2.13.0"  # the CPU wheel on local disk (Python 3.11 only)
 DEFAULT_VENV = Path.home() / ".cache/sf/peers/sample-factory-2.1.1"
 HERE = Path(__file__).resolve().parent
-SITTINGS = HERE.parent.parent / "docs" / "benchmarks" / "sittings"  # raw pages of --sitting
 SF_CHECKPOINT = re.compile(r"checkpoint_(\d+)_(\d+)\.pth")  # train step, env frames
 OUR_CHECKPOINT = re.compile(r"checkpoint_(\d+)\.pt")  # env frames
 
@@ -557,20 +556,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.sitting is not None:
         page = write_sitting(args.sitting, text, args.out, args.scenarios)
         say(f"wrote the sitting's page {page} and its plot beside it")
-
-
-def write_sitting(name: str, text: str, out: Path, scenarios: list[str]) -> Path:
-    """The raw page of a sitting in ``docs/benchmarks/sittings/``: the results table as written
-    to ``out``, each scenario's plot copied beside it and shown under the table."""
-    SITTINGS.mkdir(parents=True, exist_ok=True)
-    images = []
-    for scenario in scenarios:
-        png = f"{name}.png" if len(scenarios) == 1 else f"{name}_{scenario}.png"
-        shutil.copyfile(out / f"{scenario}.png", SITTINGS / png)
-        images.append(f"![{scenario}: score against wall time and frames]({png})")
-    page = SITTINGS / f"{name}.md"
-    page.write_text(text + "\n" + "\n\n".join(images) + "\n")
-    return page
 
 
 def _header(args: argparse.Namespace, versions: dict[str, str]) -> str:
