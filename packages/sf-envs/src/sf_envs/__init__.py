@@ -12,6 +12,7 @@ Importing the package registers one gymnasium id per scenario, e.g. ``sf/DoomBas
   :mod:`sf_envs.lifecycle` (finding, killing and cleaning up every process sf starts).
 - Around them: ``integrations`` (adapters for other libraries), ``cli`` (the ``sf-envs``
   command), ``speed`` (timing an env), ``terminal`` (what the three CLIs print through),
+  ``exports`` (names a package's top loads on first use),
   ``cache`` (the user cache folder), ``errors``.
 """
 
