@@ -108,6 +108,7 @@ def _watch_parent(parent: int, scratch: str) -> None:
     remove_shared_memory(instance_ids(os.getpid()))
     remove_folder(scratch)
     _kill_engines()
+    remove_folder(scratch)
     os._exit(1)
 
 
@@ -159,8 +160,15 @@ def attempt(
 
 
 def leave(scratch: str) -> None:
-    """Closes this game process's open matches, kills its engines and removes ``scratch``."""
+    """Removes ``scratch``, closes this game process's open matches and kills its engines.
+
+    The folder goes first: closing a match whose peers are gone can take this process down
+    (a controller may segfault), and an unlinked folder cannot be refilled by the engines
+    still running in it. It is removed again at the end for whatever was being written while
+    it went.
+    """
     with _LEAVING:
+        remove_folder(scratch)
         try:
             _CACHE.close()
         finally:
