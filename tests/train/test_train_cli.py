@@ -8,6 +8,8 @@ from support.toy_env import TOY_ENV
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from sf_train.cli import main
+from sf_train.config.presets import ENV_PRESETS, PRESETS, preset_for
+from sf_train.config.schema import Config
 from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import load_run_config
 
@@ -85,6 +87,32 @@ def test_a_preset_starts_the_config_and_flags_override_it(tmp_path, capsys):
     capsys.readouterr()
     assert main(["train", "--run-dir", str(run), "--resume", "--preset", "sample-factory"]) == 2
     assert "drop it with --resume" in capsys.readouterr().err
+
+
+def test_an_id_trains_with_its_family_preset_unless_one_is_named(
+    tmp_path, toy_flags, caplog, monkeypatch
+):
+    """--env picks the id's preset (and says so); --preset, or any flag, overrides it."""
+    monkeypatch.setitem(ENV_PRESETS, TOY_ENV, "sample-factory")
+    caplog.set_level("INFO", logger="sf_train.cli")
+    flags = [*toy_flags, "--frames", "16", "--eval-episodes", "0", "--rollout", "4"]
+    assert main(["train", *flags, "--run-dir", str(tmp_path / "family")]) == 0
+    assert f"preset 'sample-factory', the settings of {TOY_ENV}'s task family" in caplog.text
+    saved = load_run_config(tmp_path / "family")
+    assert saved.algo.learning_rate == 1e-4 and saved.algo.rollout == 4
+    caplog.clear()
+    assert main(["train", *flags, "--preset", "default", "--run-dir", str(tmp_path / "own")]) == 0
+    assert "task family" not in caplog.text
+    assert load_run_config(tmp_path / "own").algo.learning_rate == Config().algo.learning_rate
+
+
+def test_every_family_preset_names_a_registered_id_and_a_preset():
+    import sf_envs
+
+    ids = set(sf_envs.env_ids()) | set(sf_envs.match_env_ids())
+    assert set(ENV_PRESETS) <= ids
+    assert set(ENV_PRESETS.values()) <= set(PRESETS) - {"default"}
+    assert preset_for("sf/DoomNoFamily-v0") == "default"
 
 
 def test_user_errors_print_the_fix(tmp_path, toy_flags, capsys):

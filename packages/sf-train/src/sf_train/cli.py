@@ -22,7 +22,7 @@ from rich.table import Table
 from sf_envs.errors import OptionError
 from sf_envs.terminal import DefaultsHelpFormatter, LineProgress, log_handler, make_console
 from sf_train.config.arguments import add_config_arguments, config_from_args
-from sf_train.config.presets import PRESETS
+from sf_train.config.presets import ENV_PRESETS, PRESETS, preset_for
 from sf_train.config.schema import Config, ConfigError
 from sf_train.run.checkpoint import CheckpointError
 from sf_train.run.folder import CONFIG_FILE, RunFolderError, load_run_config
@@ -48,13 +48,15 @@ def _train_parser(defaults: Config | None = None) -> argparse.ArgumentParser:
         help="continue the run in --run-dir from its latest checkpoint; flags not given keep "
         f"the values saved in its {CONFIG_FILE}",
     )
+    families = ", ".join(f"{env} -> {name}" for env, name in sorted(ENV_PRESETS.items()))
     parser.add_argument(
         "--preset",
         choices=sorted(PRESETS),
-        default="default",
+        default=None,
         help="start from a named configuration, which the other flags override: 'default', "
-        "sf-train's own defaults, or 'sample-factory', Sample Factory 2.1.1's Doom model and "
-        "settings",
+        "sf-train's own defaults; 'sample-factory', Sample Factory 2.1.1's Doom model and "
+        "settings; or a task family's settings. Unset: the --env id's own preset where it has "
+        f"one ({families or 'none yet'}), else 'default'",
     )
     add_config_arguments(parser, defaults)
     return parser
@@ -72,13 +74,23 @@ def _train(argv: list[str]) -> int:
     # The defaults come from the preset, or with --resume from the saved config, so only the
     # flags given change it.
     pre = _train_parser().parse_known_args(argv)[0]
-    if pre.resume and pre.preset != "default":
+    if pre.resume and pre.preset is not None:
         raise OptionError(
             "--preset starts a new run: drop it with --resume (the run keeps its own)"
         )
-    defaults = PRESETS[pre.preset]()
     if pre.resume:
         defaults = load_run_config(vars(pre)["run.run_dir"])
+    else:
+        env_id = vars(pre)["env.env"]
+        preset = pre.preset or preset_for(env_id)
+        if pre.preset is None and preset != "default":
+            logging.getLogger(__name__).info(
+                "preset %r, the settings of %s's task family (--preset default for sf-train's "
+                "defaults; flags override either)",
+                preset,
+                env_id,
+            )
+        defaults = PRESETS[preset]()
     args = _train_parser(defaults).parse_args(argv)
     cfg = config_from_args(args)
     columns = (

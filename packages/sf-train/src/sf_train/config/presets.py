@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig
 
-__all__ = ["PRESETS", "sample_factory"]
+__all__ = ["ENV_PRESETS", "PRESETS", "preset_for", "sample_factory"]
 
 
 def sample_factory() -> Config:
@@ -61,3 +61,14 @@ def sample_factory() -> Config:
 
 PRESETS: dict[str, Callable[[], Config]] = {"default": Config, "sample-factory": sample_factory}
 """Preset names and the functions that build them."""
+
+
+ENV_PRESETS: dict[str, str] = {}
+"""The preset ``sf-train train --env ID`` starts from when no ``--preset`` is given, for the ids
+whose task family needs more than the defaults (measured on the scoreboard,
+``benchmarks/scoreboard.py``); every other id starts from ``default``."""
+
+
+def preset_for(env_id: str) -> str:
+    """The name of the preset that ``env_id`` trains with unless the user names another."""
+    return ENV_PRESETS.get(env_id, "default")
