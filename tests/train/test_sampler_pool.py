@@ -11,12 +11,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+from support.model import ACTIONS, SCREEN
 from support.owner import descendants, running
 from support.runs import faults_config
 
-from sf_train.config.schema import AlgoConfig, Config, ConfigError, EnvConfig, RunConfig
+from sf_train.config.schema import (
+    AlgoConfig,
+    Config,
+    ConfigError,
+    EnvConfig,
+    ModelConfig,
+    RunConfig,
+)
+from sf_train.model.network import ActorCritic
+from sf_train.run.members import SharedWeights
 from sf_train.run.trainer import Progress, Trainer
-from sf_train.sampling.pool import SamplerPool, resolve_num_samplers, split_problems
+from sf_train.sampling.pool import (
+    ProcessWeights,
+    SamplerPool,
+    resolve_num_samplers,
+    split_problems,
+)
+from sf_train.sampling.process import copy_published
 
 
 def _doom_config(run_dir: Path, frames: int) -> Config:
@@ -25,6 +42,34 @@ def _doom_config(run_dir: Path, frames: int) -> Config:
     cfg = faults_config(run_dir, env)
     cfg.run = replace(cfg.run, frames=frames, checkpoint_every=frames, num_samplers=2)
     return cfg
+
+
+def test_a_copy_that_overlaps_a_publication_is_made_again():
+    """The processes take no lock on the published weights (one killed while holding it would
+    stop every other): a copy whose sequence number changed meanwhile is made again."""
+    cfg = ModelConfig(conv_channels=(8, 16), fc_size=16)
+    models = [ActorCritic(SCREEN, ACTIONS, cfg) for _ in range(3)]
+    versions = torch.zeros(1, dtype=torch.int64)
+    sequences = torch.zeros(1, dtype=torch.int64)
+    published = ProcessWeights(models[0], versions, sequences, 0)
+    published.publish(models[1], 1)
+    assert int(sequences[0]) == 2 and published.version == 1
+    local = SharedWeights(ActorCritic(SCREEN, ACTIONS, cfg))
+    copies: list[int] = []
+    copy = local.publish
+
+    def copy_then_overlap(source: ActorCritic, version: int) -> None:
+        copy(source, version)
+        copies.append(version)
+        if len(copies) == 1:  # the learner published version 2 during this copy
+            published.publish(models[2], 2)
+
+    local.publish = copy_then_overlap  # type: ignore[method-assign]
+    copy_published([local], [published.model], versions, sequences)
+    assert copies == [1, 2] and local.version == 2
+    expected = models[2].state_dict()
+    for name, value in local.model.state_dict().items():
+        assert torch.equal(value, expected[name]), name
 
 
 def test_two_samplers_learn_the_toy_task_from_every_env(toy_config):

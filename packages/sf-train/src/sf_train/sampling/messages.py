@@ -23,6 +23,8 @@ import torch
 from sf_train.sampling.batch import CollectResult, Episodes, TrajectoryBatch
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
     from gymnasium import spaces
 
     from sf_train.config.schema import Config
@@ -52,9 +54,8 @@ class SamplerArgs:
         cfg: The run's configuration with ``env`` cut to this process's share.
         opponent_envs: This process's rows played by the frozen opponent (local env ids).
         agents_per_game: Rows of one game.
-        lock: Held while published weights are written or copied.
         commands: The queue of this process's :data:`Command` messages.
-        results: The queue of every process's :data:`Report` messages.
+        results: The write end of this process's pipe of :data:`Report` messages.
         beats: A shared counter the process advances while it makes progress.
         parent: The trainer's process id; the process ends when its parent is gone.
     """
@@ -63,9 +64,8 @@ class SamplerArgs:
     cfg: Config
     opponent_envs: np.ndarray
     agents_per_game: int
-    lock: Any
     commands: Any
-    results: Any
+    results: Connection
     beats: torch.Tensor
     parent: int
 
@@ -148,6 +148,8 @@ class Attach:
         outstanding: Batches the process may have with the learner at once from now on.
         published: Every policy's published float32 weights (shared memory).
         versions: Every policy's published version (shared memory).
+        sequences: Every policy's publication sequence number, odd while it is written
+            (shared memory; see :class:`~sf_train.sampling.pool.ProcessWeights`).
         T: Trajectory length.
         seed: Seed of the process's envs, actions and pairing.
         opponent: The frozen opponent's weights (None: no opponent, or none set yet).
@@ -159,6 +161,7 @@ class Attach:
     outstanding: int
     published: list[ActorCritic]
     versions: torch.Tensor
+    sequences: torch.Tensor
     T: int
     seed: int
     opponent: dict[str, Any] | None

@@ -13,8 +13,9 @@ engine's workers and the batches among ``K`` sampler processes instead:
   pool talk in the dataclass messages of :mod:`sf_train.sampling.messages`.
 - The learner publishes weights into one shared float32 copy of the policy
   (:class:`ProcessWeights`); a sampler process copies them into its own acting copy (in its
-  precision) before a batch when the version has changed. A lock shared by all processes keeps
-  a copy from reading half-published weights.
+  precision) before a batch when the version has changed, under a sequence number that tells
+  it when a copy overlapped a publication. Nothing that one process could hold when killed is
+  shared with the others: no lock, and each process reports on a pipe of its own.
 - A sampler process that dies, or whose loop makes no progress for :data:`HANG_S`, is killed and
   started again; the batches it was filling are dropped (the learner's are given back to the
   new process once learned), and its envs start new episodes. The engine inside each process
@@ -34,10 +35,12 @@ import contextlib
 import copy
 import logging
 import os
-import queue
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from multiprocessing import connection
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -133,16 +136,22 @@ def share_batch(batch: TrajectoryBatch) -> TrajectoryBatch:
 class ProcessWeights(SharedWeights):
     """A policy's published weights in shared memory, which every sampler process reads.
 
-    :class:`~sf_train.run.members.SharedWeights` whose model, version and lock are shared with the
-    sampler processes: the learner publishes into it, and a process holds the lock while it
-    copies the weights into its own acting copy.
+    :class:`~sf_train.run.members.SharedWeights` whose model and version are shared with the
+    sampler processes. No lock is shared with them: a process killed while it held one would
+    stop the learner and every other process for good. Instead each publication makes the
+    policy's sequence number odd while it writes and even again when done (a sequence lock);
+    a process copies the weights while the number is even and copies again if it changed
+    meanwhile (:func:`sf_train.sampling.process.copy_published`).
     """
 
-    def __init__(self, model: ActorCritic, lock: Any, versions: torch.Tensor, index: int) -> None:
+    def __init__(
+        self, model: ActorCritic, versions: torch.Tensor, sequences: torch.Tensor, index: int
+    ) -> None:
         self._versions = versions
+        self._sequences = sequences
         self._index = index
         super().__init__(model.share_memory(), int(versions[index]))
-        self._lock = lock
+        self._writing = threading.Lock()
 
     @property
     def version(self) -> int:
@@ -152,6 +161,14 @@ class ProcessWeights(SharedWeights):
     def version(self, value: int) -> None:
         self._versions[self._index] = value
 
+    def publish(self, source: ActorCritic, version: int) -> None:
+        with self._writing:  # one writer at a time; the readers take no lock
+            self._sequences[self._index] += 1
+            try:
+                super().publish(source, version)
+            finally:
+                self._sequences[self._index] += 1
+
 
 @dataclass
 class _Child:
@@ -160,6 +177,8 @@ class _Child:
     index: int
     process: Any
     commands: Any
+    results: Connection | None
+    """The read end of the process's report pipe (None once it has closed)."""
     beats: torch.Tensor
     held: set[tuple[int, int]]
     """Batches ``(policy, index in its ring)`` that the learner holds."""
@@ -201,13 +220,12 @@ class SamplerPool:
         self.agents_per_game = agents_per_game
         self._opponent_envs = np.asarray(opponent_envs, dtype=np.int64)
         self._context = mp.get_context("spawn")
-        self._results = self._context.Queue()
-        self._lock = self._context.Lock()
         self._children: list[_Child | None] = [None] * num_samplers
         self.num_policies = cfg.algo.num_policies
         self._rings: list[list[list[TrajectoryBatch]]] = []
         self._where: dict[int, tuple[int, int, int]] = {}
         self._versions = torch.zeros(self.num_policies, dtype=torch.int64).share_memory_()
+        self._sequences = torch.zeros(self.num_policies, dtype=torch.int64).share_memory_()
         self._weights: list[ProcessWeights] = []
         self.batches = np.zeros((num_samplers, self.num_policies), dtype=np.int64)
         """Batches received from each process for each policy."""
@@ -220,6 +238,9 @@ class SamplerPool:
         self._supervised = time.monotonic()
         self._hang_s = cfg.env.worker_timeout or HANG_S
         self._backlog: collections.deque[Report] = collections.deque()
+        """Reports read from the pipes, in order."""
+        self._held_back: collections.deque[Report] = collections.deque()
+        """Reports that arrived while a process was starting, for :meth:`collect`."""
         self._closed = False
         self.single_observation_space: Any = None
         self.single_action_space: Any = None
@@ -249,7 +270,7 @@ class SamplerPool:
     def weights_for(self, model: ActorCritic) -> ProcessWeights:
         """The published weights of the next policy: a shared float32 copy of ``model``."""
         shared = copy.deepcopy(model).to("cpu").float().requires_grad_(False)
-        weights = ProcessWeights(shared, self._lock, self._versions, len(self._weights))
+        weights = ProcessWeights(shared, self._versions, self._sequences, len(self._weights))
         self._weights.append(weights)
         return weights
 
@@ -305,6 +326,7 @@ class SamplerPool:
                 outstanding=max(0, OUTSTANDING - len(child.held)),
                 published=[w.model for w in self._weights],
                 versions=self._versions,
+                sequences=self._sequences,
                 T=self._T,
                 seed=self._seed + k * 1_000_003 + self.sampler_restarts,
                 opponent=self._opponent_state,
@@ -315,6 +337,7 @@ class SamplerPool:
 
     def _spawn(self, k: int) -> None:
         commands = self._context.Queue()
+        results, reports = self._context.Pipe(duplex=False)
         beats = torch.zeros(1, dtype=torch.int64).share_memory_()
         previous = self._children[k]
         held = previous.held if previous is not None else set()
@@ -337,9 +360,8 @@ class SamplerPool:
                     cfg=replace(self.cfg, env=env),
                     opponent_envs=local_opponents - lo,
                     agents_per_game=self.agents_per_game,
-                    lock=self._lock,
                     commands=commands,
-                    results=self._results,
+                    results=reports,
                     beats=beats,
                     parent=os.getpid(),
                 ),
@@ -347,7 +369,8 @@ class SamplerPool:
             daemon=True,
         )
         process.start()
-        self._children[k] = _Child(k, process, commands, beats, held, -1, time.monotonic())
+        reports.close()  # the process's end: the pipe reads as closed once the process is gone
+        self._children[k] = _Child(k, process, commands, results, beats, held, -1, time.monotonic())
 
     def _live(self, k: int) -> _Child:
         child = self._children[k]
@@ -360,9 +383,8 @@ class SamplerPool:
         kept for :meth:`collect`."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
-            try:
-                message = self._results.get(timeout=POLL_S)
-            except queue.Empty:
+            message = self._receive()
+            if message is None:
                 if time.monotonic() > deadline:
                     raise RuntimeError(
                         f"the sampler processes did not start within {START_TIMEOUT_S:.0f} s"
@@ -377,7 +399,21 @@ class SamplerPool:
             self._raise_error(message)
             if isinstance(message, Ready):
                 return message
-            self._backlog.append(message)
+            self._held_back.append(message)
+
+    def _receive(self) -> Report | None:
+        """The next report of any process, or None after :data:`POLL_S` without one."""
+        if not self._backlog:
+            readers = {c.results: c for c in self._children if c is not None and c.results}
+            for ready in connection.wait(list(readers), timeout=POLL_S):
+                child = readers[ready]  # type: ignore[index]
+                assert child.results is not None
+                try:
+                    self._backlog.append(child.results.recv())
+                except (EOFError, OSError):  # the process is gone; supervision restarts it
+                    child.results.close()
+                    child.results = None
+        return self._backlog.popleft() if self._backlog else None
 
     @staticmethod
     def _raise_error(message: Report) -> None:
@@ -396,11 +432,8 @@ class SamplerPool:
             if now - self._supervised > POLL_S:  # the others' batches may never pause
                 self._supervised = now
                 self._supervise()
-            try:
-                message = (
-                    self._backlog.popleft() if self._backlog else self._results.get(timeout=POLL_S)
-                )
-            except queue.Empty:
+            message = self._held_back.popleft() if self._held_back else self._receive()
+            if message is None:
                 continue
             self._raise_error(message)
             if not isinstance(message, BatchFilled):
@@ -481,6 +514,7 @@ class SamplerPool:
         child = self._live(k)
         log.warning("sampler process %d %s; restarting it (its unfinished batches dropped)", k, why)
         _kill(child.process)
+        _close(child)
         self._restarted_engines += child.worker_restarts
         self.sampler_restarts += 1
         self._spawn(k)
@@ -500,12 +534,20 @@ class SamplerPool:
             if child is not None:
                 child.process.join(10.0)
                 _kill(child.process)
+                _close(child)
         self._children = [None] * self.num_samplers
-        with contextlib.suppress(Exception):
-            self._results.close()
 
 
 def _kill(process: Any) -> None:
     if process.is_alive():
         process.kill()
     process.join(10.0)
+
+
+def _close(child: _Child) -> None:
+    """Closes the parent's ends of a stopped process's queue and pipe."""
+    if child.results is not None:
+        child.results.close()
+        child.results = None
+    child.commands.cancel_join_thread()  # commands to a dead process may never be read
+    child.commands.close()

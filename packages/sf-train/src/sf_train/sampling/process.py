@@ -2,7 +2,7 @@
 and a :class:`~sf_train.sampling.sampler.Sampler` over the shared trajectory batches its trainer
 allocated.
 
-The process talks to its trainer through two queues, in the messages of
+The process hears from its trainer on a queue and reports on a pipe of its own, in the messages of
 :mod:`sf_train.sampling.messages`: it reports its envs' spaces once (``Ready``), is given the
 weights and its batches (``Attach``), then reports each complete batch by its place in its ring
 with what happened while it was filled (``BatchFilled``) and gets it back (``Release``) once
@@ -41,10 +41,12 @@ from sf_train.sampling.messages import (
 from sf_train.sampling.protocols import UniformPairing
 from sf_train.sampling.sampler import Sampler
 
-__all__ = ["POLL_S", "sampler_main"]
+__all__ = ["POLL_S", "copy_published", "sampler_main"]
 
 POLL_S = 0.2
 """Seconds between checks of every wait on the other side (stop, progress, a parent gone)."""
+PUBLISH_WAIT_S = 0.001
+"""Seconds between looks at weights that the learner is publishing (a copy takes about as long)."""
 
 
 class _Beating:
@@ -83,15 +85,24 @@ def _acting_copies(cfg: Config, venv: Any, published: list[ActorCritic]) -> list
     ]
 
 
-def _refresh(
-    weights: list[SharedWeights], published: list[ActorCritic], versions: torch.Tensor, lock: Any
+def copy_published(
+    weights: list[SharedWeights],
+    published: list[ActorCritic],
+    versions: torch.Tensor,
+    sequences: torch.Tensor,
 ) -> None:
-    """Copies in every policy whose published version is not this process's."""
-    stale = [p for p, local in enumerate(weights) if int(versions[p]) != local.version]
-    if stale:
-        with lock:
-            for p in stale:
-                weights[p].publish(published[p], int(versions[p]))
+    """Copies in every policy whose published version is not this process's, without a lock:
+    a copy made while the policy's sequence number was odd (being written) or that changed
+    during the copy is made again (see :class:`~sf_train.sampling.pool.ProcessWeights`)."""
+    for p, local in enumerate(weights):
+        while int(versions[p]) != local.version:
+            before = int(sequences[p])
+            if before % 2:
+                time.sleep(PUBLISH_WAIT_S)
+                continue
+            local.publish(published[p], int(versions[p]))
+            if int(sequences[p]) != before:
+                local.version = -1  # torn by a publication: copy again
 
 
 def sampler_main(args: SamplerArgs) -> None:
@@ -104,7 +115,7 @@ def sampler_main(args: SamplerArgs) -> None:
     try:
         venv = make_env(cfg.env)
         threading.Thread(target=_watch_parent, args=(args.parent, venv), daemon=True).start()
-        args.results.put(
+        args.results.send(
             Ready(
                 args.index,
                 os.getpid(),
@@ -118,7 +129,7 @@ def sampler_main(args: SamplerArgs) -> None:
             return
         device = resolve_device(cfg.run.device)
         weights = _acting_copies(cfg, venv, attach.published)
-        _refresh(weights, attach.published, attach.versions, args.lock)
+        copy_published(weights, attach.published, attach.versions, attach.sequences)
         for local in weights:
             local.model.to(device)
         sampler = Sampler(
@@ -141,7 +152,7 @@ def sampler_main(args: SamplerArgs) -> None:
         _fill(args, attach, sampler, weights)
     except BaseException:
         with contextlib.suppress(Exception):
-            args.results.put(Failed(args.index, traceback.format_exc()))
+            args.results.send(Failed(args.index, traceback.format_exc()))
     finally:
         if venv is not None:
             with contextlib.suppress(Exception):
@@ -192,9 +203,9 @@ def _fill(
         if not room.acquire(timeout=POLL_S):
             args.beats += 1  # waiting for the learner is progress too
             continue
-        _refresh(weights, attach.published, attach.versions, args.lock)
+        copy_published(weights, attach.published, attach.versions, attach.sequences)
         collected = sampler.collect([local.version for local in weights])
-        args.results.put(
+        args.results.send(
             BatchFilled(
                 args.index,
                 pid,
