@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig
 
-__all__ = ["ENV_PRESETS", "PRESETS", "preset_for", "sample_factory"]
+__all__ = ["ENV_PRESETS", "PRESETS", "measurements", "preset_for", "sample_factory"]
 
 
 def sample_factory() -> Config:
@@ -59,11 +59,32 @@ def sample_factory() -> Config:
     )
 
 
-PRESETS: dict[str, Callable[[], Config]] = {"default": Config, "sample-factory": sample_factory}
+def measurements() -> Config:
+    """The defaults with the game's measurements (health, armour, ammo of the id's scenario)
+    given to the network beside the screen.
+
+    For tasks whose reward follows the agent's health, such as the health-gathering family:
+    from the screen alone the critic cannot tell a medkit picked up from one missed until the
+    episode ends. On ``sf/DoomHealthGatheringSupreme-v0`` (4 minutes, 2 cores, sampled
+    evaluation over 100 episodes) the defaults reached a mean of 368 (entropy 0.01) with a
+    random policy at about 320, and collapsed to dying on the same tic with the default
+    entropy; with measurements they reached 991 (IQM 930 [818, 1046]) with the default
+    entropy, 1066 with 0.01, and colour frames added nothing."""
+    return Config(env=EnvConfig(env_options=("measurements=true",)))
+
+
+PRESETS: dict[str, Callable[[], Config]] = {
+    "default": Config,
+    "sample-factory": sample_factory,
+    "measurements": measurements,
+}
 """Preset names and the functions that build them."""
 
 
-ENV_PRESETS: dict[str, str] = {}
+ENV_PRESETS: dict[str, str] = {
+    "sf/DoomHealthGathering-v0": "measurements",
+    "sf/DoomHealthGatheringSupreme-v0": "measurements",
+}
 """The preset ``sf-train train --env ID`` starts from when no ``--preset`` is given, for the ids
 whose task family needs more than the defaults (measured on the scoreboard,
 ``benchmarks/scoreboard.py``); every other id starts from ``default``."""

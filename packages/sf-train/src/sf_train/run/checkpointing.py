@@ -109,13 +109,14 @@ class Checkpointing:
         return paths[0]
 
     def _evaluation_fits(self) -> bool:
-        """Whether one more evaluation, as long as the last, keeps all of them within
-        ``run.eval_share`` of the wall time since training started."""
+        """Whether one more evaluation and then the final one, each as long as the last, keep
+        all of them within ``run.eval_share`` of the wall time since training started: the
+        final checkpoint is always evaluated, so its time is kept in reserve."""
         share = self.cfg.run.eval_share
         if share >= 1 or self._train_started is None:
             return True
         elapsed = time.perf_counter() - self._train_started
-        return self.eval_seconds + self._last_eval_seconds <= share * elapsed
+        return self.eval_seconds + 2 * self._last_eval_seconds <= share * elapsed
 
     def _evaluate(self, model: ActorCritic, member: Member) -> dict[str, Any]:
         """An unbiased evaluation of ``model`` (:meth:`EvalResult.summary`), logged under
