@@ -14,7 +14,8 @@ survives the process.
   checkpoints and run folder, the policies it holds and the league's face on it.
 - :mod:`sf_train.evaluation`: evaluation and videos from a run folder; :mod:`sf_train.scores`,
   its interquartile mean and bootstrap intervals.
-- :mod:`sf_train.cli`: the ``sf-train`` command (train, eval, enjoy).
+- :mod:`sf_train.export`: a run's acting policy as an ONNX file that plays without torch.
+- :mod:`sf_train.cli`: the ``sf-train`` command (train, eval, enjoy, export).
 
 What users need is importable from here (``from sf_train import Config, train, evaluate``);
 the names load on first use, so ``import sf_train.config`` alone never imports torch.

@@ -1,4 +1,4 @@
-"""The ``sf-train`` command: ``train``, ``eval`` and ``enjoy``.
+"""The ``sf-train`` command: ``train``, ``eval``, ``enjoy`` and ``export``.
 
 Examples::
 
@@ -6,6 +6,7 @@ Examples::
     sf-train train --run-dir runs/basic --frames 1000000 --resume
     sf-train eval runs/basic --episodes 100
     sf-train enjoy runs/basic --out agent.gif
+    sf-train export runs/basic --onnx basic.onnx --checkpoint best
 """
 
 from __future__ import annotations
@@ -257,10 +258,31 @@ def _enjoy(argv: list[str]) -> int:
     return 0
 
 
+def _export(argv: list[str]) -> int:
+    from sf_train.export import export_onnx
+
+    parser = argparse.ArgumentParser(
+        prog="sf-train export",
+        description="Write a run's acting policy as an ONNX file, with its input normalisation "
+        "inside, the GRU state as an input and output, and what makes its env as metadata: "
+        "ONNX Runtime plays it without torch (examples/onnx_play.py). Needs "
+        "pip install 'sf-train[onnx]'.",
+        formatter_class=DefaultsHelpFormatter,
+    )
+    parser.add_argument("run_dir", help="the run folder")
+    parser.add_argument("--onnx", required=True, help="the .onnx file to write")
+    parser.add_argument("--checkpoint", default="latest", help=_CHECKPOINT_HELP)
+    args = parser.parse_args(argv)
+    path = export_onnx(args.run_dir, args.onnx, checkpoint=args.checkpoint)
+    console.print(f"wrote {path}", soft_wrap=True)
+    return 0
+
+
 COMMANDS = {
     "train": (_train, "train an agent: sf-train train --env sf/DoomBasic-v0 --run-dir DIR"),
     "eval": (_eval, "evaluate a run folder's checkpoint: sf-train eval DIR --episodes N"),
     "enjoy": (_enjoy, "record a video of the agent: sf-train enjoy DIR --out agent.gif"),
+    "export": (_export, "write the policy as ONNX: sf-train export DIR --onnx policy.onnx"),
 }
 
 

@@ -23,6 +23,7 @@ from sf_train.sampling.protocols import AsyncVectorEnv
 
 __all__ = [
     "agents_per_game",
+    "env_kwargs",
     "env_spec",
     "game_variable_names",
     "make_env",
@@ -31,7 +32,10 @@ __all__ = [
 ]
 
 
-def _env_kwargs(cfg: EnvConfig) -> dict[str, Any]:
+def env_kwargs(cfg: EnvConfig) -> dict[str, Any]:
+    """The keyword arguments every env of ``cfg`` is made with (``frame_skip``, ``obs_size``,
+    ``grayscale`` and the ``env_options``): an exported policy carries them, so that what
+    plays it makes the env it was trained on."""
     return {
         **cfg.options(),
         "frame_skip": cfg.frame_skip,
@@ -92,7 +96,7 @@ def make_env(
         copy=False,  # the sampler consumes each batch before sending its actions
         num_workers=max(1, min(cfg.num_workers, n // agents_per_game(cfg))),
         **engine,
-        **_env_kwargs(cfg),
+        **env_kwargs(cfg),
     )
     return cast(AsyncVectorEnv, venv)  # with batch_size, sf's vector entry point's engine
 
@@ -116,7 +120,7 @@ def make_single_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> gy
     """
     if agents_per_game(cfg) > 1:
         raise ValueError(f"{cfg.env} has several agents per game: use make_match_env")
-    return gym.make(cfg.env, render_mode=render_mode, **_env_kwargs(cfg))
+    return gym.make(cfg.env, render_mode=render_mode, **env_kwargs(cfg))
 
 
 def make_match_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> Any:
@@ -125,7 +129,7 @@ def make_match_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> Any
     import sf_envs
 
     scenario = env_spec(cfg.env).kwargs["scenario"]
-    return sf_envs.make_match(scenario, render_mode=render_mode, **_env_kwargs(cfg))
+    return sf_envs.make_match(scenario, render_mode=render_mode, **env_kwargs(cfg))
 
 
 def game_variable_names(venv: object) -> tuple[str, ...]:

@@ -37,6 +37,8 @@ class ActionDistribution:
     """Number of choices of each sub-action."""
     num_logits: int
     """Width of the logits vector, ``sum(nvec)``."""
+    starts: tuple[int, ...]
+    """The space's ``start`` of each sub-action: action ``k`` of a head is ``starts[i] + k``."""
     action_shape: tuple[int, ...]
     """Shape of one action: ``()`` for Discrete, ``(K,)`` otherwise."""
 
@@ -65,6 +67,7 @@ class ActionDistribution:
                 "Discrete spaces"
             )
         self.nvec = tuple(nvec)
+        self.starts = tuple(starts)
         self.num_logits = sum(nvec)
         self._starts = torch.tensor(starts, dtype=torch.int64)
 
