@@ -12,10 +12,12 @@ Five contenders train each scenario for the same wall-clock budget with 8 envs o
      heads, turning in 11 steps and a sprint button), so both play the same game, and health
      and ammo as an extra input (``measurements=true``; Sample Factory's vector also has its
      weapons, armour and kills).
-  c. sf-train with its own defaults. Its learning rate decays to 0 at its frame budget: the main
-     job's 600k frames on basic and defend_the_center (it may end before the clock); on battle
-     none, as 600k frames would stop it after 2-5 min of a 15-min budget: it trains until
-     stopped, like b and d, at a constant rate as Sample Factory does by default.
+  c. sf-train as ``sf-train train --env ID`` runs it: its defaults, or the id's task-family
+     preset where it has one (``sf_train.config.presets.ENV_PRESETS``). Its learning rate
+     decays to 0 at its frame budget: the main job's 600k frames on basic and
+     defend_the_center (it may end before the clock); elsewhere none, as 600k frames would
+     stop it after a few minutes of the budget: it trains until stopped, like b and d, at a
+     constant rate as Sample Factory does by default.
      ``--c-frames`` sets the budget.
   d. b with ``--precision bfloat16``: the same model and settings, its products in bfloat16
      (the sampler's weights, and the learner under autocast; see ``sf_train.config.schema``).
@@ -54,7 +56,8 @@ created on first use with python3.11 (about 1 min from the local wheels). Not pa
 it on an otherwise idle machine, from the repo root:
 
     hatch run python benchmarks/peers/sample_factory.py \\
-        [--scenarios basic defend_the_center battle] [--seconds 200] [--grid 20] \\
+        [--scenarios basic defend_the_center battle health_gathering_supreme my_way_home
+         deadly_corridor defend_the_line] [--seconds 200] [--grid 20] \\
         [--episodes 100] [--contenders a b c d e] [--out runs/peers] [--venv PATH] \\
         [--c-frames N] [--c-args='SF-TRAIN FLAGS'] [--preset-args='SF-TRAIN FLAGS'] [--eval-only]
 
@@ -102,6 +105,13 @@ SCENARIOS: dict[str, tuple[str, str]] = {
     "basic": ("sf/DoomBasic-v0", "doom_basic"),
     "defend_the_center": ("sf/DoomDefendTheCenter-v0", "doom_defend_the_center"),
     "battle": ("sf/DoomBattle-v0", "doom_battle"),
+    "health_gathering_supreme": (
+        "sf/DoomHealthGatheringSupreme-v0",
+        "doom_health_gathering_supreme",
+    ),
+    "my_way_home": ("sf/DoomMyWayHome-v0", "doom_my_way_home"),
+    "deadly_corridor": ("sf/DoomDeadlyCorridor-v0", "doom_deadly_corridor"),
+    "defend_the_line": ("sf/DoomDefendTheLine-v0", "doom_defend_the_line"),
 }
 #: The per-episode score of a scenario (a key of ``report.METRICS``), by default its return.
 #: On battle Sample Factory trains on a shaped reward, so both are scored by the engine's kills.
