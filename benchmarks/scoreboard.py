@@ -32,8 +32,19 @@ from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import find_checkpoint, load_run_config
 
 #: Scores published or measured by a peer for the same task, in the env's own units, and where
-#: they come from. Only figures measured in these units belong here.
-REFERENCES: dict[str, tuple[float, str]] = {}
+#: they come from. Only figures measured in these units belong here: Sample Factory's Doom envs
+#: report the engine's reward times their ``reward_scaling`` (0.01 on basic and
+#: deadly_corridor, 1 elsewhere), so their published means are divided by it; its
+#: health_gathering and battle envs train on a shaped reward, and it has no take_cover or
+#: predict_position env, so those ids have no reference.
+_SF2 = "Sample Factory 2.0 APPO, Hugging Face model edbeeching/{}_1111 (trained far longer)"
+REFERENCES: dict[str, tuple[float, str]] = {
+    "sf/DoomBasic-v0": (0.75 / 0.01, _SF2.format("doom_basic")),
+    "sf/DoomDefendTheCenter-v0": (24.67, _SF2.format("doom_defend_the_center")),
+    "sf/DoomDefendTheLine-v0": (34.67, _SF2.format("doom_defend_the_line")),
+    "sf/DoomMyWayHome-v0": (0.98, _SF2.format("doom_my_way_home")),
+    "sf/DoomDeadlyCorridor-v0": (17.08 / 0.01, _SF2.format("doom_deadly_corridor")),
+}
 
 
 def _sf_train(*args: str, logs: bool = False) -> str:
@@ -88,7 +99,6 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
     if not args.no_gif:
         gif.parent.mkdir(parents=True, exist_ok=True)
         _sf_train("enjoy", str(run_dir), "--out", str(gif), "--checkpoint", "best")
-    reference = REFERENCES.get(env_id)
     return {
         "env": env_id,
         "date": time.strftime("%Y-%m-%d"),
@@ -99,7 +109,6 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
         "entropy": _last_scalar(run_dir, "losses/entropy"),
         "best": evaluated,
         "random": random,
-        "reference": None if reference is None else {"score": reference[0], "source": reference[1]},
         "gif": None if args.no_gif else str(gif),
     }
 
@@ -122,27 +131,47 @@ def _interval(summary: dict[str, Any]) -> str:
     return f"{summary['return_iqm']:.1f} [{low:.1f}, {high:.1f}]"
 
 
+def normalised(r: dict[str, Any]) -> tuple[float, float, float] | None:
+    """The IQM and its interval between the random policy's mean (0) and the reference (1);
+    None without a reference."""
+    reference = REFERENCES.get(r["env"])
+    if reference is None:
+        return None
+    floor = r["random"]["return_mean"]
+    span = reference[0] - floor
+    low, high = r["best"]["return_iqm_ci"]
+    return tuple((x - floor) / span for x in (r["best"]["return_iqm"], low, high))  # type: ignore[return-value]
+
+
 def write_table(results: list[dict[str, Any]], out: Path) -> None:
     lines = [
-        "| id | frames | IQM [95% CI] | mean | time-outs | random mean | reference | entropy "
-        "| eval share |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| id | minutes | frames | IQM [95% CI] | mean | time-outs | length | random mean "
+        "| random length | reference | normalised IQM | entropy | eval share |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        ref = "-" if r["reference"] is None else "{score:g} ({source})".format(**r["reference"])
+        reference = REFERENCES.get(r["env"])
+        ref = "-" if reference is None else f"{reference[0]:g}"
+        norm = normalised(r)
         share = "-" if r["eval_share"] is None else f"{100 * r['eval_share']:.1f}%"
         entropy = "-" if r["entropy"] is None else f"{r['entropy']:.3f}"
+        best, random = r["best"], r["random"]
         lines.append(
-            f"| `{r['env']}` | {r['frames']:,} | {_interval(r['best'])} "
-            f"| {r['best']['return_mean']:.1f} | {100 * r['best']['timeout_fraction']:.0f}% "
-            f"| {r['random']['return_mean']:.1f} "
-            f"| {ref} "
+            f"| `{r['env']}` | {r['minutes']:g} | {r['frames']:,} | {_interval(best)} "
+            f"| {best['return_mean']:.1f} | {100 * best['timeout_fraction']:.0f}% "
+            f"| {best['length_mean']:.0f} | {random['return_mean']:.1f} "
+            f"| {random['length_mean']:.0f} | {ref} "
+            f"| {'-' if norm is None else f'{norm[0]:.2f} [{norm[1]:.2f}, {norm[2]:.2f}]'} "
             f"| {entropy} | {share} |"
         )
+    sources = sorted({source for env, (_, source) in REFERENCES.items()})
+    lines += ["", "References: " + "; ".join(sources) + "."]
     (out / "scoreboard.md").write_text("\n".join(lines) + "\n")
 
 
 def write_plot(results: list[dict[str, Any]], out: Path) -> None:
+    """``scoreboard.png``: each id's IQM against the random policy's and the reference;
+    ``scoreboard_normalised.png``: the ids with a reference on one scale (random 0, reference 1)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,14 +187,33 @@ def write_plot(results: list[dict[str, Any]], out: Path) -> None:
         iqm = r["best"]["return_iqm"]
         ax.bar(["random", "sf-train"], [r["random"]["return_iqm"], iqm], color=["0.7", "C0"])
         ax.errorbar([1], [iqm], yerr=[[iqm - low], [high - iqm]], color="k", capsize=4)
-        if r["reference"] is not None:
-            ax.axhline(r["reference"]["score"], color="C3", ls="--", label="reference")
+        reference = REFERENCES.get(r["env"])
+        if reference is not None:
+            ax.axhline(reference[0], color="C3", ls="--", label="reference")
             ax.legend(fontsize=7)
         ax.set_title(r["env"].removeprefix("sf/"), fontsize=8)
         ax.tick_params(labelsize=7)
     fig.suptitle(f"IQM of {results[0]['best']['episodes']} evaluation episodes, 95% CI", fontsize=9)
     fig.tight_layout()
     fig.savefig(out / "scoreboard.png", dpi=110)
+    plt.close(fig)
+
+    scored = [(r["env"].removeprefix("sf/"), normalised(r)) for r in results]
+    scored = [(name, n) for name, n in scored if n is not None]
+    if not scored:
+        return
+    fig, ax = plt.subplots(figsize=(6, 0.5 * len(scored) + 1))
+    y = range(len(scored))
+    values = [n[0] for _, n in scored]
+    errors = [[n[0] - n[1] for _, n in scored], [n[2] - n[0] for _, n in scored]]
+    ax.barh(list(y), values, xerr=errors, color="C0", capsize=3)
+    ax.axvline(0, color="0.5", lw=1)
+    ax.axvline(1, color="C3", ls="--", lw=1, label="reference")
+    ax.set_yticks(list(y), [name for name, _ in scored], fontsize=8)
+    ax.set_xlabel("IQM normalised: random policy 0, reference 1 (95% CI)", fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "scoreboard_normalised.png", dpi=110)
     plt.close(fig)
 
 

@@ -116,6 +116,22 @@ def test_evaluations_keep_within_their_share_of_wall_time(toy_config, tmp_path):
     assert best["best_return"] == pytest.approx(max(e.value for e in evaluations))
 
 
+def test_the_next_evaluation_is_priced_by_the_training_episodes_length(toy_config):
+    """An agent that learns to survive makes each evaluation longer than the last: the budget
+    prices the next one at the last one's seconds per step times the steps of episodes as long
+    as the training episodes are now, and never below the last one's time."""
+    with Trainer(toy_config(eval_episodes=20)) as trainer:
+        member = trainer.members[0]
+        envs = list(member.lengths._values)
+        trainer._last_eval_seconds, trainer._last_eval_steps = 1.0, 100.0
+        member.lengths.add(envs, [10.0] * len(envs))
+        assert trainer._next_eval_seconds() == pytest.approx(2.0)  # 20 episodes of 10 steps
+        member.lengths.add(
+            envs * member.lengths.per_env, [1.0] * len(envs) * member.lengths.per_env
+        )
+        assert trainer._next_eval_seconds() == pytest.approx(1.0)
+
+
 def test_a_run_stops_at_its_seconds(toy_config):
     """run.seconds ends training when this session has trained that long, long before its
     frames; the final checkpoint is written as usual."""

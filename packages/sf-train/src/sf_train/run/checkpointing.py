@@ -62,6 +62,7 @@ class Checkpointing:
         self.best_evaluation = None
         self._saved: tuple[int, bool] | None = None  # (frames, evaluated) of the last save
         self._last_eval_seconds = 0.0
+        self._last_eval_steps = 0.0
         self._train_started: float | None = None
 
     def states(self) -> list[dict[str, Any]]:
@@ -90,9 +91,11 @@ class Checkpointing:
             models = [copy.deepcopy(m.learner.model) if evaluated else None for m in self.members]
         started = time.perf_counter()
         paths = []
+        steps = 0.0
         for member, state, model in zip(self.members, states, models, strict=True):
             summary = self._evaluate(model, member) if model is not None else None
             if summary is not None:
+                steps += summary["episodes"] * summary["length_mean"]
                 score: float | None = summary["return_mean"]
             else:
                 score = None if evaluating else member.returns.mean()
@@ -103,20 +106,32 @@ class Checkpointing:
                 self.best_evaluation = (self.frames, summary)
         if evaluated:
             self._last_eval_seconds = time.perf_counter() - started
+            self._last_eval_steps = steps
             self.eval_seconds += self._last_eval_seconds
         self._saved = (self.frames, evaluated)
         self._last_checkpoint = paths[0]
         return paths[0]
 
     def _evaluation_fits(self) -> bool:
-        """Whether one more evaluation and then the final one, each as long as the last, keep
-        all of them within ``run.eval_share`` of the wall time since training started: the
-        final checkpoint is always evaluated, so its time is kept in reserve."""
+        """Whether one more evaluation and then the final one keep all of them within
+        ``run.eval_share`` of the wall time since training started: the final checkpoint is
+        always evaluated, so its time is kept in reserve."""
         share = self.cfg.run.eval_share
         if share >= 1 or self._train_started is None:
             return True
         elapsed = time.perf_counter() - self._train_started
-        return self.eval_seconds + 2 * self._last_eval_seconds <= share * elapsed
+        return self.eval_seconds + 2 * self._next_eval_seconds() <= share * elapsed
+
+    def _next_eval_seconds(self) -> float:
+        """How long the next evaluation should take: the last one's time per step times the
+        steps of as many episodes as long as the training episodes now are. An agent that
+        learns to survive makes each evaluation longer than the last (on health gathering,
+        tenfold in a few minutes); the last evaluation's time alone would underrate it."""
+        lengths = [m.lengths.mean() for m in self.members]
+        if not self._last_eval_steps or any(length is None for length in lengths):
+            return self._last_eval_seconds
+        steps = self.cfg.run.eval_episodes * sum(lengths)  # type: ignore[arg-type]
+        return self._last_eval_seconds * max(1.0, steps / self._last_eval_steps)
 
     def _evaluate(self, model: ActorCritic, member: Member) -> dict[str, Any]:
         """An unbiased evaluation of ``model`` (:meth:`EvalResult.summary`), logged under
