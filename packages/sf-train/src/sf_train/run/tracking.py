@@ -2,27 +2,33 @@
 
 :class:`RunWriter` is the ``SummaryWriter`` that a trainer logs into; given a W&B run
 (``run.wandb``, ``--wandb``), each scalar and text it writes goes to that run too, under the
-same tag and at the same step (frames), so both show the same curves. The W&B run also gets
-the config and a table of the checkpoint evaluations (:meth:`RunWriter.add_evaluation`).
+same tag, with the same step (frames) and value, so both show the same curves. The W&B run also
+gets the config and a table of the checkpoint evaluations (:meth:`RunWriter.add_evaluation`).
 
 Why forwarding rather than W&B's own TensorBoard sync (``sync_tensorboard=True``): the sync
-patches ``SummaryWriter`` for the whole process, turns off the ``step`` of ``run.log`` (a
-TensorBoard step becomes a ``global_step`` value beside W&B's own counter) and reads the event
-files back in a background thread, so what arrives and when depends on that thread, and a
-resumed run's purged steps are not purged there. Forwarding each call is synchronous, uses
-the frames as W&B's step, and works offline like any other W&B logging.
+patches ``SummaryWriter`` for the whole process and reads the event files back in a background
+thread, so what arrives and when depends on that thread, and a resumed run's purged steps are
+not purged there. Forwarding each call is synchronous and works offline like any other W&B
+logging.
+
+Why the frames are a ``global_step`` value rather than W&B's own step: W&B keeps one history row
+per step, and a second value of a tag at the same step replaces the first, while TensorBoard
+keeps both (a trainer logs two learner updates at the same frames when both finish during one
+batch). So every series is plotted against ``global_step`` (``define_metric``, as W&B's
+TensorBoard sync does too), and the writer gathers the values of one step into one row, starting
+a new row when a tag comes again.
 
 ``wandb`` is an optional dependency (``pip install 'sf-train[wandb]'``), imported only when
 a run asks for it. Where the W&B run lives and is called follows the usual ``WANDB_*``
 environment variables; unset, it is named after the run folder and writes its files inside
-it (``RUN_DIR/wandb/``), so tracking writes nothing elsewhere (but to W&B's servers, online).
+it (``RUN_DIR/wandb/``), not into the working directory.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -42,8 +48,6 @@ __all__ = [
     "start_wandb_run",
     "wandb_run",
 ]
-
-log = logging.getLogger(__name__)
 
 WANDB_PROJECT = "sf"
 """The W&B project of a run when ``WANDB_PROJECT`` is not set."""
@@ -144,7 +148,8 @@ def log_video(
 
 
 class RunWriter(SummaryWriter):
-    """The run's TensorBoard event file, each scalar and text also logged to ``wandb_run``.
+    """The run's TensorBoard event file, each scalar and text also logged to ``wandb_run``
+    with its step as ``global_step`` (see the module docstring).
 
     Args:
         log_dir: The folder of the event file (the run folder).
@@ -154,12 +159,34 @@ class RunWriter(SummaryWriter):
             finishes; None: TensorBoard alone.
     """
 
+    STEP = "global_step"
+    """The W&B key of the steps, which every series of the W&B run is plotted against."""
+
     def __init__(
         self, log_dir: str | os.PathLike[str], purge_step: int | None = None, wandb_run: Any = None
     ) -> None:
         super().__init__(str(log_dir), purge_step=purge_step)
         self.wandb_run = wandb_run
+        self._row: dict[str, Any] = {}  # the W&B history row being gathered: one step's values
+        self._row_lock = threading.Lock()
         self._evaluations: dict[str, list[list[Any]]] = {}
+        if wandb_run is not None:
+            wandb_run.define_metric(self.STEP)
+            wandb_run.define_metric("*", step_metric=self.STEP)
+
+    def _mirror(self, tag: str, value: Any, step: int | None) -> None:
+        if self.wandb_run is None:
+            return
+        with self._row_lock:
+            if self._row and (self._row[self.STEP] != step or tag in self._row):
+                self._send_row()
+            self._row[self.STEP] = step
+            self._row[tag] = value
+
+    def _send_row(self) -> None:
+        if self._row and self.wandb_run is not None:
+            self.wandb_run.log(self._row)
+        self._row = {}
 
     def add_scalar(
         self,
@@ -171,8 +198,7 @@ class RunWriter(SummaryWriter):
         double_precision: bool = False,
     ) -> None:
         super().add_scalar(tag, scalar_value, global_step, walltime, new_style, double_precision)
-        if self.wandb_run is not None:
-            self.wandb_run.log({tag: float(scalar_value)}, step=global_step)
+        self._mirror(tag, float(scalar_value), global_step)
 
     def add_text(
         self,
@@ -182,8 +208,7 @@ class RunWriter(SummaryWriter):
         walltime: float | None = None,
     ) -> None:
         super().add_text(tag, text_string, global_step, walltime)
-        if self.wandb_run is not None:
-            self.wandb_run.log({tag: text_string}, step=global_step)
+        self._mirror(tag, text_string, global_step)
 
     def add_evaluation(self, tag: str, summary: Mapping[str, Any], global_step: int) -> None:
         """Logs a checkpoint evaluation's summary (:meth:`EvalResult.summary`) to the W&B run
@@ -191,16 +216,23 @@ class RunWriter(SummaryWriter):
         TensorBoard has its ``eval/`` scalars already."""
         if self.wandb_run is None:
             return
-        columns = ["frames", *summary]
         rows = self._evaluations.setdefault(tag, [])
         rows.append([global_step, *(_cell(v) for v in summary.values())])
-        table = require_wandb().Table(columns=columns, data=rows)
-        self.wandb_run.log({tag: table}, step=global_step)
+        table = require_wandb().Table(columns=["frames", *summary], data=rows)
+        self._mirror(tag, table, global_step)
+
+    def flush(self) -> None:
+        """Writes what is pending to the event file and sends the row being gathered to W&B."""
+        super().flush()
+        with self._row_lock:
+            self._send_row()
 
     def close(self, failed: bool = False) -> None:
         """Closes the event file and finishes the W&B run (marked failed if ``failed``)."""
         try:
             super().close()
+            with self._row_lock:
+                self._send_row()
         finally:
             run, self.wandb_run = self.wandb_run, None
             if run is not None:
