@@ -256,10 +256,10 @@ def open_run_writer(
     Raises:
         OptionError: If ``tracked`` and wandb is not installed.
     """
-    wandb = start_wandb_run(run_dir, config, "train") if tracked else None
+    run = start_wandb_run(run_dir, config, "train") if tracked else None
     try:
-        return RunWriter(run_dir, purge_step, wandb)
+        return RunWriter(run_dir, purge_step, run)
     except BaseException:
-        if wandb is not None:
-            finish_wandb_run(wandb, failed=True)
+        if run is not None:
+            finish_wandb_run(run, failed=True)
         raise
