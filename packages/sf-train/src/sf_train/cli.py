@@ -6,6 +6,7 @@ Examples::
     sf-train train --run-dir runs/basic --frames 1000000 --resume
     sf-train eval runs/basic --episodes 100
     sf-train enjoy runs/basic --out agent.gif
+    WANDB_PROJECT=doom sf-train train --env sf/DoomBasic-v0 --run-dir runs/basic2 --wandb
     sf-train export runs/basic --onnx basic.onnx --checkpoint best
 """
 
@@ -24,7 +25,7 @@ from sf_envs.errors import OptionError
 from sf_envs.terminal import DefaultsHelpFormatter, LineProgress, log_handler, make_console
 from sf_train.config.arguments import add_config_arguments, config_from_args
 from sf_train.config.presets import ENV_PRESETS, PRESETS, preset_for
-from sf_train.config.schema import Config, ConfigError
+from sf_train.config.schema import Config, ConfigError, config_to_dict
 from sf_train.run.checkpoint import CheckpointError
 from sf_train.run.folder import CONFIG_FILE, RunFolderError, load_run_config
 from sf_train.run.members import TrainResult
@@ -226,6 +227,7 @@ def _eval(argv: list[str]) -> int:
 
 def _enjoy(argv: list[str]) -> int:
     from sf_train.evaluation import record_video
+    from sf_train.run.tracking import log_video, require_wandb
 
     parser = argparse.ArgumentParser(
         prog="sf-train enjoy",
@@ -241,7 +243,16 @@ def _enjoy(argv: list[str]) -> int:
         "--fps", type=float, help="playback frames/s (default: the game's real speed)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the env and actions")
+    parser.add_argument(
+        "--wandb",
+        action="store_true",
+        help="also log the video to a Weights & Biases run of its own (job type 'enjoy', "
+        "grouped with the training run; WANDB_* variables apply); needs pip install "
+        "'sf-train[wandb]'",
+    )
     args = parser.parse_args(argv)
+    if args.wandb:
+        require_wandb()  # before the video is recorded
     path, returns = record_video(
         args.run_dir,
         args.out,
@@ -251,10 +262,10 @@ def _enjoy(argv: list[str]) -> int:
         fps=args.fps,
         seed=args.seed,
     )
-    console.print(
-        f"wrote {path} ({len(returns)} episodes, returns {', '.join(f'{r:.1f}' for r in returns)})",
-        soft_wrap=True,
-    )
+    played = f"{len(returns)} episodes, returns {', '.join(f'{r:.1f}' for r in returns)}"
+    console.print(f"wrote {path} ({played})", soft_wrap=True)
+    if args.wandb:
+        log_video(args.run_dir, config_to_dict(load_run_config(args.run_dir)), path, played)
     return 0
 
 

@@ -15,9 +15,10 @@ it copies, so PBT ranks the whole population on one scale; an exploit across sha
 export and one import, the weights going from shard to shard through the object store.
 
 No filesystem is shared: each shard trains in ``RUN_DIR/shard<k>`` on its own node (its
-TensorBoard curves stay there); whenever the population saves, the shards send every member's
-state and the driver writes the ordinary population run folder (``RUN_DIR/p<i>``), which
-``sf-train eval``, ``sf-league evaluate`` and a local ``sf-league train --resume`` take.
+TensorBoard curves stay there; with ``--wandb`` the driver alone logs to W&B); whenever the
+population saves, the shards send every member's state and the driver writes the ordinary
+population run folder (``RUN_DIR/p<i>``), which ``sf-train eval``, ``sf-league evaluate`` and a
+local ``sf-league train --resume`` take.
 
 Calls from the driver reach a training shard's trainer between two of its batches (the
 trainer's ``on_progress``), in the thread that steps it, as they do in one process.
@@ -207,10 +208,9 @@ class ShardedTrainer:
         on_progress: Callable[[None], None] | None = None,
         resume: bool = False,
     ) -> None:
-        from torch.utils.tensorboard import SummaryWriter
-
-        from sf_train.config.schema import ConfigError, validate
+        from sf_train.config.schema import ConfigError, config_to_dict, validate
         from sf_train.run.folder import checkpoints_of, policy_folder, prepare_run_folder
+        from sf_train.run.tracking import open_run_writer
 
         ray = import_ray()
         self._ray = ray
@@ -244,7 +244,7 @@ class ShardedTrainer:
         ]
         self.frames = self.start_frames
         self._shards: list[Any] = []
-        self.writer = SummaryWriter(str(run_dir))
+        self.writer = open_run_writer(run_dir, config_to_dict(cfg), tracked=cfg.run.wandb)
         self._rng = np.random.default_rng(cfg.run.seed + 3)
         #: For each shard, the member each of its guests copies.
         self.guests: list[list[int]] = [[-1] * guests for _ in range(shards)]
@@ -305,6 +305,7 @@ class ShardedTrainer:
                 run_dir=str(folder),
                 frames=max(1, frames // shards),
                 seed=run.seed + _SEED_STRIDE * shard,
+                wandb=False,  # the driver's writer is the population's W&B run
             ),
         )
 

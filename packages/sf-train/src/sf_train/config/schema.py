@@ -271,6 +271,10 @@ class RunConfig:
     eval_greedy: bool = False
     """Evaluate the most likely action instead of sampling: best.pt is then the best greedy
     policy, and sf-train eval and enjoy play greedily unless told otherwise."""
+    wandb: bool = False
+    """Also log to Weights & Biases what goes to TensorBoard (same tags, steps in frames), the
+    config and each checkpoint evaluation's summary; the usual WANDB_* environment variables
+    apply (WANDB_PROJECT, WANDB_MODE=offline...). Needs pip install 'sf-train[wandb]'."""
 
 
 @dataclass

@@ -5,6 +5,7 @@
 - :mod:`sf_train.run.opponents`: self-play opponents and the pool of past policies.
 - :mod:`sf_train.run.episodes`: training-time episode statistics, defined as evaluation does.
 - :mod:`sf_train.run.reporting`: TensorBoard and progress reports.
+- :mod:`sf_train.run.tracking`: the event file, mirrored to Weights & Biases on request.
 - :mod:`sf_train.run.population`: what a population in one trainer reports and allows.
 - :mod:`sf_train.run.steering`: the league's side of a trainer (stats, hyperparameters, copies).
 - :mod:`sf_train.run.checkpointing`: when the trainer writes checkpoints and evaluates them.

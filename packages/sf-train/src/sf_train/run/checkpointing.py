@@ -18,9 +18,9 @@ from sf_train.run.members import Member
 
 if TYPE_CHECKING:
     import torch
-    from torch.utils.tensorboard import SummaryWriter
 
     from sf_train.config.schema import Config
+    from sf_train.run.tracking import RunWriter
 
 __all__ = ["Checkpointing"]
 
@@ -44,7 +44,7 @@ class Checkpointing:
         members: list[Member]
         frames: int
         device: torch.device
-        writer: SummaryWriter
+        writer: RunWriter
         _learn_lock: threading.Lock
         _next_checkpoint: int
         _next_checkpoint_time: float
@@ -135,7 +135,7 @@ class Checkpointing:
 
     def _evaluate(self, model: ActorCritic, member: Member) -> dict[str, Any]:
         """An unbiased evaluation of ``model`` (:meth:`EvalResult.summary`), logged under
-        ``eval/``."""
+        ``eval/`` (and to the W&B run as a table, ``eval/summaries``)."""
         result = evaluate_policy(
             self.cfg,
             model.eval(),
@@ -149,6 +149,7 @@ class Checkpointing:
             self.evaluations.append((self.frames, summary))
         for key in ("return_mean", "return_median", "length_mean", "timeout_fraction"):
             self.writer.add_scalar(self._tag(member, f"eval/{key}"), summary[key], self.frames)
+        self.writer.add_evaluation(self._tag(member, "eval/summaries"), summary, self.frames)
         log.info(
             "%sevaluation%s at %d frames: return %.2f ± %.2f (median %.2f, %.0f%% time-outs, %d "
             "episodes)",

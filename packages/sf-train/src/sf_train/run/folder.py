@@ -43,6 +43,7 @@ RESUMABLE_FIELDS = frozenset(
         "run.eval_episodes",
         "run.eval_share",
         "run.eval_greedy",
+        "run.wandb",
         "env.worker_timeout",
         "env.worker_max_restarts",
     }

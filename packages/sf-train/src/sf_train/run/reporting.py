@@ -1,7 +1,8 @@
 """What a :class:`~sf_train.run.trainer.Trainer` tells its watchers about training: TensorBoard
 scalars (speed, episodes, game variables, learner stats, faults; CleanRL's tags where it has
-one) and the :class:`~sf_train.run.members.Progress` handed to ``on_progress`` after every batch.
-A mixin of the trainer, whose state it uses, so the training loop reads without its logging."""
+one), mirrored to Weights & Biases with ``run.wandb`` (:mod:`sf_train.run.tracking`), and the
+:class:`~sf_train.run.members.Progress` handed to ``on_progress`` after every batch. A mixin of
+the trainer, whose state it uses, so the training loop reads without its logging."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from torch.utils.tensorboard import SummaryWriter
 
 from sf_train.config.schema import Config, config_to_dict
 from sf_train.run.members import Member, Progress
+from sf_train.run.tracking import RunWriter, open_run_writer
 from sf_train.sampling.batch import CollectResult, Episodes
 from sf_train.sampling.protocols import RestartingEnv
 
@@ -30,13 +31,19 @@ __all__ = ["Reporting", "open_summary_writer"]
 log = logging.getLogger(__name__)
 
 
-def open_summary_writer(run_dir: Path, cfg: Config, frames: int) -> SummaryWriter:
-    """Opens the run's TensorBoard event file and writes the config into it.
+def open_summary_writer(run_dir: Path, cfg: Config, frames: int) -> RunWriter:
+    """Opens the run's TensorBoard event file (and its W&B run, with ``run.wandb``) and writes
+    the config into it.
 
     A resumed run (``frames > 0``) purges the steps logged after its checkpoint, which it is
     about to train again, so that no series shows them twice.
+
+    Raises:
+        OptionError: If ``run.wandb`` is set and wandb is not installed.
     """
-    writer = SummaryWriter(str(run_dir), purge_step=frames or None)
+    writer = open_run_writer(
+        run_dir, config_to_dict(cfg), purge_step=frames or None, tracked=cfg.run.wandb
+    )
     writer.add_text("hyperparameters", _hyperparameter_table(cfg), frames)
     return writer
 
@@ -55,7 +62,7 @@ def _hyperparameter_table(cfg: Config) -> str:
 class Reporting:
     """TensorBoard logging and progress reports of a trainer (see the module docstring)."""
 
-    writer: SummaryWriter
+    writer: RunWriter
     """The run's event file (:func:`open_summary_writer`); a league logs into it too."""
     worker_restarts: int
     """Vector workers restarted in this session (logged, and ``perf/worker_restarts``)."""

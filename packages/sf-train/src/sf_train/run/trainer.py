@@ -48,6 +48,7 @@ from sf_train.run.opponents import OpponentPool, opponent_envs_of
 from sf_train.run.population import MatchBook
 from sf_train.run.reporting import Reporting, open_summary_writer
 from sf_train.run.steering import PopulationControl, end_training, tree_map
+from sf_train.run.tracking import require_wandb
 from sf_train.sampling.batch import CollectResult
 from sf_train.sampling.pool import ProcessWeights, SamplerPool, resolve_num_samplers
 from sf_train.sampling.protocols import (
@@ -113,6 +114,8 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         on_progress: Callable[[Progress], None] | None = None,
     ) -> None:
         validate(cfg)
+        if cfg.run.wandb:
+            require_wandb()  # before any env starts
         opponent_envs = opponent_envs_of(cfg)
         self.cfg = cfg
         self.on_progress = on_progress
@@ -172,7 +175,12 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
             # A resumed run starts its pool anew, from the weights it resumes with.
             self._update_opponent(force=True)
         except BaseException:
-            envs.close()
+            try:
+                writer = getattr(self, "writer", None)  # set once the event file is open
+                if writer is not None:
+                    writer.close(failed=True)
+            finally:
+                envs.close()
             raise
         self._start_reporting(envs)
         self._next_checkpoint = self.frames + cfg.run.checkpoint_every
@@ -507,13 +515,14 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
             torch.set_num_threads(previous)
         return end_training(self, start, start_frames, self.worker_restarts, self.dropped_frames)
 
-    def close(self) -> None:
-        """Closes the envs and the event file; idempotent."""
+    def close(self, failed: bool = False) -> None:
+        """Closes the envs and the event file, and finishes the W&B run (marked failed if
+        ``failed``) with ``run.wandb``; idempotent."""
         if self._closed:
             return
         self._closed = True
         try:
-            self.writer.close()
+            self.writer.close(failed)
         finally:
             # What steps the envs: the sampler processes, or this process's vector env.
             close = getattr(self.venv if self.venv is not None else self.sampler, "close", None)
@@ -523,8 +532,8 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
     def __enter__(self) -> Trainer:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        self.close(failed=exc_type is not None)
 
 
 def train(
