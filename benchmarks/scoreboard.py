@@ -31,6 +31,8 @@ from sf_train.model.network import ActorCritic
 from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import find_checkpoint, load_run_config
 
+ROOT = Path(__file__).resolve().parents[1]
+
 #: Scores published or measured by a peer for the same task, in the env's own units, and where
 #: they come from. Only figures measured in these units belong here: Sample Factory's Doom envs
 #: report the engine's reward times their ``reward_scaling`` (0.01 on basic and
@@ -89,6 +91,7 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
     train += ["--seconds", str(args.minutes * 60), "--seed", str(args.seed)]
     log = _sf_train(*train, logs=True)
     wall = time.perf_counter() - started
+    (run_dir / "train.log").write_text(log)
     evaluated = json.loads(
         _sf_train(
             "eval", str(run_dir), "--episodes", str(args.episodes), "--checkpoint", "best", "--json"
@@ -102,6 +105,7 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "env": env_id,
         "date": time.strftime("%Y-%m-%d"),
+        "commit": _commit(),
         "minutes": args.minutes,
         "wall_seconds": wall,
         "frames": _frames_of(run_dir),
@@ -111,6 +115,20 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
         "random": random,
         "gif": None if args.no_gif else str(gif),
     }
+
+
+def _commit() -> str:
+    """The checked-out commit of the code that scored (with ``+`` if the tree has changes)."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], text=True, capture_output=True, cwd=ROOT
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        text=True,
+        capture_output=True,
+        cwd=ROOT,
+    ).stdout.strip()
+    return head + ("+" if dirty else "")
 
 
 def _frames_of(run_dir: Path) -> int:
