@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig
 
-__all__ = ["ENV_PRESETS", "PRESETS", "measurements", "preset_for", "sample_factory"]
+__all__ = ["ENV_PRESETS", "PRESETS", "exploration", "measurements", "preset_for", "sample_factory"]
 
 
 def sample_factory() -> Config:
@@ -73,10 +73,23 @@ def measurements() -> Config:
     return Config(env=EnvConfig(env_options=("measurements=true",)))
 
 
+def exploration() -> Config:
+    """The defaults with ten times the entropy bonus (0.01), for sparse-reward navigation.
+
+    On ``sf/DoomMyWayHome-v0`` a random policy finds the vest in about one episode of nine;
+    with the default bonus the policy drifted away from those successes (its entropy fell from
+    2.08 to 1.2 and its training return from 0.04 to -0.16 in 3.3M frames, its evaluation no
+    better than random), and normalising the critic's targets changed nothing; with 0.01 the
+    entropy stayed near 1.9 and the last of 3.2M frames evaluated a mean of 0.13 (31% of the
+    episodes at the vest) against the random policy's -0.09 (11%), 4 minutes on 2 cores."""
+    return Config(algo=AlgoConfig(entropy_coef=0.01))
+
+
 PRESETS: dict[str, Callable[[], Config]] = {
     "default": Config,
     "sample-factory": sample_factory,
     "measurements": measurements,
+    "exploration": exploration,
 }
 """Preset names and the functions that build them."""
 
@@ -84,6 +97,7 @@ PRESETS: dict[str, Callable[[], Config]] = {
 ENV_PRESETS: dict[str, str] = {
     "sf/DoomHealthGathering-v0": "measurements",
     "sf/DoomHealthGatheringSupreme-v0": "measurements",
+    "sf/DoomMyWayHome-v0": "exploration",
 }
 """The preset ``sf-train train --env ID`` starts from when no ``--preset`` is given, for the ids
 whose task family needs more than the defaults (measured on the scoreboard,
