@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 
 import pytest
 import torch
@@ -130,6 +131,19 @@ def test_the_next_evaluation_is_priced_by_the_training_episodes_length(toy_confi
             envs * member.lengths.per_env, [1.0] * len(envs) * member.lengths.per_env
         )
         assert trainer._next_eval_seconds() == pytest.approx(1.0)
+
+
+def test_near_the_end_an_evaluation_leaves_room_for_the_final_one(toy_config, monkeypatch):
+    """100 s into a run with 7 s of evaluations and 2 s per evaluation (share 0.1): halfway,
+    one more fits; at 95% of the run it would leave no room in the share of the whole run for
+    the final evaluation, which is always made, so the checkpoint goes unevaluated."""
+    with Trainer(toy_config(eval_episodes=20, eval_share=0.1)) as trainer:
+        trainer._train_started = time.perf_counter() - 100.0
+        trainer.eval_seconds, trainer._last_eval_seconds = 7.0, 2.0
+        monkeypatch.setattr(trainer, "_progress", lambda: 0.5)
+        assert trainer._evaluation_fits()
+        monkeypatch.setattr(trainer, "_progress", lambda: 0.95)
+        assert not trainer._evaluation_fits()
 
 
 def test_a_run_stops_at_its_seconds(toy_config):

@@ -53,6 +53,7 @@ class Checkpointing:
         @property
         def num_policies(self) -> int: ...
         def state_dict(self, policy: int = 0) -> dict[str, Any]: ...
+        def _progress(self) -> float: ...
         def _tag(self, member: Member, tag: str) -> str: ...
 
     def _start_checkpointing(self) -> None:
@@ -113,14 +114,19 @@ class Checkpointing:
         return paths[0]
 
     def _evaluation_fits(self) -> bool:
-        """Whether one more evaluation and then the final one keep all of them within
-        ``run.eval_share`` of the wall time since training started: the final checkpoint is
-        always evaluated, so its time is kept in reserve."""
+        """Whether one more evaluation keeps all of them within ``run.eval_share`` of the wall
+        time since training started, and leaves room in that share of the whole run for the
+        final one, which is always made (the run's length projected from its progress)."""
         share = self.cfg.run.eval_share
         if share >= 1 or self._train_started is None:
             return True
         elapsed = time.perf_counter() - self._train_started
-        return self.eval_seconds + 2 * self._next_eval_seconds() <= share * elapsed
+        projected = elapsed / max(self._progress(), 1e-9)
+        cost = self._next_eval_seconds()
+        return (
+            self.eval_seconds + cost <= share * elapsed
+            and self.eval_seconds + 2 * cost <= share * projected
+        )
 
     def _next_eval_seconds(self) -> float:
         """How long the next evaluation should take: the last one's time per step times the
