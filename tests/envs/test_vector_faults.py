@@ -142,8 +142,13 @@ def test_the_other_workers_step_while_a_restart_pauses(monkeypatch):
     env = DoomAsyncVectorEnv("basic", num_envs=4, batch_size=2, num_workers=2, **FAST)
     try:
         env.async_reset(seed=0)
-        for _ in range(8):  # past the resets: the killed worker's envs are mid-step
+        # Past both groups' resets, so the killed worker's envs are mid-step: a reset it had not
+        # answered would be redone by the replacement as a plain reset, with nothing to report.
+        # (Under load one worker may answer many steps before the other answers its reset.)
+        reset_answered: set[int] = set()  # each group by its first env id
+        while len(reset_answered) < 2:
             _, _, _, _, info = env.recv()
+            reset_answered.add(int(info["env_id"][0]))
             env.send(np.zeros(2, np.int64), info["env_id"])
         dead = env._core.engine._handles[0]
         os.kill(dead.proc.pid, signal.SIGKILL)
