@@ -100,50 +100,83 @@ def test_best_checkpoint_is_the_best_evaluated_one(toy_config, tmp_path):
 
 
 def test_evaluations_keep_within_their_share_of_wall_time(toy_config, tmp_path):
-    """With a share no evaluation fits in, the first checkpoint is evaluated (there is no last
-    one to go by) and then only the final one; the others are kept unevaluated, and best.pt is
-    the better of the two evaluated."""
+    """With a share no evaluation fits in, even the first checkpoint goes unevaluated (priced at
+    training's speed) and the final one, always made, shrinks to one round: every env one
+    episode. The others are kept unevaluated, and best.pt is the final one."""
     cfg = toy_config(frames=6144, checkpoint_every=1024, eval_episodes=8, eval_share=1e-12)
     cfg.run.keep_checkpoints = 10
     result = train(cfg)
     acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"scalars": 0}).Reload()
-    evaluations = acc.Scalars("eval/return_mean")
-    assert [e.step for e in evaluations] == [evaluations[0].step, result.frames]
-    assert evaluations[0].step < 2048 and result.eval_seconds > 0
+    assert [e.step for e in acc.Scalars("eval/return_mean")] == [result.frames]
+    assert result.eval_seconds > 0
     checkpoints = sorted((tmp_path / "run" / "checkpoints").glob("checkpoint_*.pt"))
-    assert len(checkpoints) > len(evaluations)  # the rest were written, not evaluated
+    assert len(checkpoints) > 1  # the rest were written, not evaluated
     best = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
-    assert best["frames"] in {e.step for e in evaluations}
-    assert best["best_return"] == pytest.approx(max(e.value for e in evaluations))
+    assert best["frames"] == result.frames
+    assert result.best is not None and result.best[1]["episodes"] == cfg.env.num_envs
+
+
+def _with_last_evaluation(trainer, seconds: float, episodes: int, length: float) -> None:
+    trainer._last_eval_seconds, trainer._last_eval_episodes = seconds, episodes
+    trainer._last_eval_steps = episodes * length
 
 
 def test_the_next_evaluation_is_priced_by_the_training_episodes_length(toy_config):
-    """An agent that learns to survive makes each evaluation longer than the last: the budget
-    prices the next one at the last one's seconds per step times the steps of episodes as long
-    as the training episodes are now, and never below the last one's time."""
+    """An agent that learns to survive makes each evaluation longer than the last: an episode
+    is priced at the last evaluation's seconds per step times the training episodes' length
+    now, never shorter than the last evaluation's episodes."""
     with Trainer(toy_config(eval_episodes=20)) as trainer:
         member = trainer.members[0]
         envs = list(member.lengths._values)
-        trainer._last_eval_seconds, trainer._last_eval_steps = 1.0, 100.0
+        _with_last_evaluation(trainer, seconds=1.0, episodes=20, length=5.0)  # 0.01 s a step
         member.lengths.add(envs, [10.0] * len(envs))
-        assert trainer._next_eval_seconds() == pytest.approx(2.0)  # 20 episodes of 10 steps
+        assert trainer._episode_seconds() == pytest.approx(0.1)
         member.lengths.add(
             envs * member.lengths.per_env, [1.0] * len(envs) * member.lengths.per_env
         )
-        assert trainer._next_eval_seconds() == pytest.approx(1.0)
+        assert trainer._episode_seconds() == pytest.approx(0.05)
+
+
+def test_before_any_evaluation_an_episode_is_priced_at_training_speed(toy_config):
+    """1,000 env steps trained in 10 s (0.01 s a step), episodes of 30 steps: 0.3 s each; with
+    no episode ended yet, each is at least as long as training has gone on per env."""
+    with Trainer(toy_config(eval_episodes=20)) as trainer:
+        trainer._train_started = time.perf_counter() - 10.0
+        trainer.frames = 1000  # frame_skip 1
+        assert trainer._episode_seconds() == pytest.approx(0.01 * 1000 / 4, rel=0.01)
+        member = trainer.members[0]
+        envs = list(member.lengths._values)
+        member.lengths.add(envs, [30.0] * len(envs))
+        assert trainer._episode_seconds() == pytest.approx(0.3, rel=0.01)
 
 
 def test_near_the_end_an_evaluation_leaves_room_for_the_final_one(toy_config, monkeypatch):
     """100 s into a run with 7 s of evaluations and 2 s per evaluation (share 0.1): halfway,
     one more fits; at 95% of the run it would leave no room in the share of the whole run for
-    the final evaluation, which is always made, so the checkpoint goes unevaluated."""
+    a full final evaluation, so the checkpoint goes unevaluated."""
     with Trainer(toy_config(eval_episodes=20, eval_share=0.1)) as trainer:
         trainer._train_started = time.perf_counter() - 100.0
-        trainer.eval_seconds, trainer._last_eval_seconds = 7.0, 2.0
+        trainer.eval_seconds = 7.0
+        _with_last_evaluation(trainer, seconds=2.0, episodes=20, length=10.0)
         monkeypatch.setattr(trainer, "_progress", lambda: 0.5)
         assert trainer._evaluation_fits()
         monkeypatch.setattr(trainer, "_progress", lambda: 0.95)
         assert not trainer._evaluation_fits()
+
+
+def test_the_final_evaluation_shrinks_to_whole_rounds_that_fit(toy_config):
+    """At 0.5 s an episode, 100 s into a run with share 0.1: 3 s left after 7 s of evaluations
+    pay for 6 episodes, one round of the 4 envs; with 9.5 s spent, still one round (the
+    least); with none spent, 20 of the 20 asked for."""
+    with Trainer(toy_config(eval_episodes=20, eval_share=0.1)) as trainer:
+        trainer._train_started = time.perf_counter() - 100.0
+        _with_last_evaluation(trainer, seconds=10.0, episodes=20, length=10.0)
+        trainer.eval_seconds = 7.0
+        assert trainer._final_episodes() == 4
+        trainer.eval_seconds = 9.5
+        assert trainer._final_episodes() == 4
+        trainer.eval_seconds = 0.0
+        assert trainer._final_episodes() == 20
 
 
 def test_a_run_stops_at_its_seconds(toy_config):

@@ -38,7 +38,8 @@ def test_a_tracked_run_logs_what_tensorboard_logs(tmp_path, toy_flags, offline_w
     run = tmp_path / "toy"
     before = set(descendants(os.getpid()))
     flags = ["--run-dir", str(run), "--frames", "512", "--checkpoint-every", "256"]
-    assert main(["train", *toy_flags, *flags, "--eval-episodes", "4", "--wandb"]) == 0
+    flags += ["--eval-episodes", "4", "--eval-share", "1"]  # every checkpoint evaluated
+    assert main(["train", *toy_flags, *flags, "--wandb"]) == 0
     assert not _new_processes(before), "a W&B process outlived the run"
     (tracked,) = offline_runs(run / "wandb")  # inside the run folder, named after it
     assert (tracked.name, tracked.group, tracked.job_type) == ("toy", "toy", "train")

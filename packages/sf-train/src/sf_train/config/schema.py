@@ -264,10 +264,12 @@ class RunConfig:
     episodes."""
     eval_share: float = 0.1
     """The largest share of the run's wall time that evaluating checkpoints may take: a
-    checkpoint is evaluated only while the evaluations so far, plus one more as long as the
-    last, fit in this share of the time since training started, so runs whose episodes are
-    long evaluate less often. A checkpoint not evaluated is kept but cannot become best.pt; the
-    final checkpoint is always evaluated. 1 evaluates every checkpoint."""
+    checkpoint is evaluated only while the evaluations so far plus this one (priced by the
+    training episodes' length) fit in this share of the time since training started, and leave
+    room for a full final one in the share of the whole run, so runs whose episodes are long
+    evaluate less often. A checkpoint not evaluated is kept but cannot become best.pt. The
+    final checkpoint is always evaluated, over fewer episodes (whole rounds of the envs, at
+    least one) when eval_episodes would not fit. 1 evaluates every checkpoint in full."""
     eval_greedy: bool = False
     """Evaluate the most likely action instead of sampling: best.pt is then the best greedy
     policy, and sf-train eval and enjoy play greedily unless told otherwise."""

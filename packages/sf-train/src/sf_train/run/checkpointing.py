@@ -63,8 +63,10 @@ class Checkpointing:
         self.best_evaluation = None
         self._saved: tuple[int, bool] | None = None  # (frames, evaluated) of the last save
         self._last_eval_seconds = 0.0
-        self._last_eval_steps = 0.0
+        self._last_eval_steps = 0.0  # of every policy's episodes
+        self._last_eval_episodes = 0  # of each policy
         self._train_started: float | None = None
+        self._train_started_frames = 0
 
     def states(self) -> list[dict[str, Any]]:
         """Every policy's :meth:`state_dict`, copied while the learner pauses (what a checkpoint
@@ -87,6 +89,7 @@ class Checkpointing:
             if frames == self.frames and (was_evaluated or not evaluating):
                 return self._last_checkpoint
         evaluated = evaluating and (final or self._evaluation_fits())
+        episodes = self._final_episodes() if final and evaluated else self.cfg.run.eval_episodes
         with self._learn_lock:
             states = self._copied_states()
             models = [copy.deepcopy(m.learner.model) if evaluated else None for m in self.members]
@@ -94,7 +97,7 @@ class Checkpointing:
         paths = []
         steps = 0.0
         for member, state, model in zip(self.members, states, models, strict=True):
-            summary = self._evaluate(model, member) if model is not None else None
+            summary = self._evaluate(model, member, episodes) if model is not None else None
             if summary is not None:
                 steps += summary["episodes"] * summary["length_mean"]
                 score: float | None = summary["return_mean"]
@@ -108,6 +111,7 @@ class Checkpointing:
         if evaluated:
             self._last_eval_seconds = time.perf_counter() - started
             self._last_eval_steps = steps
+            self._last_eval_episodes = episodes
             self.eval_seconds += self._last_eval_seconds
         self._saved = (self.frames, evaluated)
         self._last_checkpoint = paths[0]
@@ -115,37 +119,72 @@ class Checkpointing:
 
     def _evaluation_fits(self) -> bool:
         """Whether one more evaluation keeps all of them within ``run.eval_share`` of the wall
-        time since training started, and leaves room in that share of the whole run for the
-        final one, which is always made (the run's length projected from its progress)."""
+        time since training started, and leaves room in that share of the whole run for a
+        full final one (the run's length projected from its progress)."""
         share = self.cfg.run.eval_share
         if share >= 1 or self._train_started is None:
             return True
         elapsed = time.perf_counter() - self._train_started
         projected = elapsed / max(self._progress(), 1e-9)
-        cost = self._next_eval_seconds()
+        cost = self.cfg.run.eval_episodes * self._episode_seconds()
         return (
             self.eval_seconds + cost <= share * elapsed
             and self.eval_seconds + 2 * cost <= share * projected
         )
 
-    def _next_eval_seconds(self) -> float:
-        """How long the next evaluation should take: the last one's time per step times the
-        steps of as many episodes as long as the training episodes now are. An agent that
-        learns to survive makes each evaluation longer than the last (on health gathering,
-        tenfold in a few minutes); the last evaluation's time alone would underrate it."""
-        lengths = [m.lengths.mean() for m in self.members]
-        if not self._last_eval_steps or any(length is None for length in lengths):
-            return self._last_eval_seconds
-        steps = self.cfg.run.eval_episodes * sum(lengths)  # type: ignore[arg-type]
-        return self._last_eval_seconds * max(1.0, steps / self._last_eval_steps)
+    def _final_episodes(self) -> int:
+        """Episodes of the final evaluation, which is always made: ``run.eval_episodes``, or as
+        many whole rounds (every env one episode) as the rest of ``run.eval_share`` of the run
+        pays for, at least one. Long matches on a short run cannot afford a full one: 100
+        two-minute bot matches would take more of a five-minute run than its training."""
+        episodes = self.cfg.run.eval_episodes
+        share = self.cfg.run.eval_share
+        per_episode = self._episode_seconds()
+        if share >= 1 or self._train_started is None or per_episode <= 0:
+            return episodes
+        room = share * (time.perf_counter() - self._train_started) - self.eval_seconds
+        round_ = min(self.cfg.env.num_envs, episodes)
+        fitting = min(episodes, max(round_, int(room / per_episode) // round_ * round_))
+        if fitting < episodes:
+            log.info(
+                "final evaluation over %d episodes, not run.eval_episodes=%d: more would take "
+                "evaluations past run.eval_share=%g of the wall time",
+                fitting,
+                episodes,
+                share,
+            )
+        return fitting
 
-    def _evaluate(self, model: ActorCritic, member: Member) -> dict[str, Any]:
+    def _episode_seconds(self) -> float:
+        """What evaluating one more episode of every policy should take: at the last
+        evaluation's seconds per step (before any, training's: an evaluation steps as many
+        envs and does not learn), for episodes as long as the training episodes now are and
+        no shorter than the last evaluation's. An agent that learns to survive makes each
+        evaluation longer than the last (on health gathering, tenfold in a few minutes)."""
+        lengths = [m.lengths.mean() for m in self.members]
+        if any(length is None for length in lengths):
+            # No episode has ended yet: each is at least as long as training has gone on.
+            lengths = [self._steps_trained() / self.cfg.env.num_envs] * len(lengths)
+        steps = float(sum(lengths))  # type: ignore[arg-type]
+        if self._last_eval_episodes:
+            per_step = self._last_eval_seconds / max(self._last_eval_steps, 1.0)
+            return per_step * max(steps, self._last_eval_steps / self._last_eval_episodes)
+        trained = self._steps_trained()
+        if self._train_started is None or trained <= 0:
+            return 0.0
+        return (time.perf_counter() - self._train_started) / trained * steps
+
+    def _steps_trained(self) -> float:
+        """Env steps (of all envs) trained in this session."""
+        return (self.frames - self._train_started_frames) / self.cfg.env.frame_skip
+
+    def _evaluate(self, model: ActorCritic, member: Member, episodes: int) -> dict[str, Any]:
         """An unbiased evaluation of ``model`` (:meth:`EvalResult.summary`), logged under
         ``eval/`` (and to the W&B run as a table, ``eval/summaries``)."""
         result = evaluate_policy(
             self.cfg,
             model.eval(),
-            self.cfg.run.eval_episodes,
+            episodes,
             device=self.device,
             greedy=self.cfg.run.eval_greedy,
             seed=self.cfg.run.seed + self.frames,  # apart from `sf-train eval`'s 12345

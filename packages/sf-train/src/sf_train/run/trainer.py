@@ -500,7 +500,7 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         threads = self.cfg.run.torch_threads or 1
         previous = torch.get_num_threads()
         start_frames, start = self.frames, time.perf_counter()
-        self._train_started = start
+        self._train_started, self._train_started_frames = start, start_frames
         self._fps_window.append((start, self.frames))
         self._next_checkpoint_time = start + self.cfg.run.checkpoint_seconds
         if self.frames >= self.cfg.run.frames:
