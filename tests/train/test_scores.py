@@ -66,3 +66,22 @@ def test_the_summary_reports_iqm_and_intervals() -> None:
     low, high = summary["return_mean_ci"]
     # Samples with and without the time-out spread the mean far wider than the IQM.
     assert low <= summary["return_mean"] <= high and high - low > 50
+
+
+def test_one_episode_per_env_still_has_an_interval() -> None:
+    """16 envs, one episode each (a short evaluation of long matches): the envs are replicas
+    of one task, so the interval reflects the spread of the 16 returns, not zero width."""
+    returns = np.arange(16, dtype=np.float64)
+    result = EvalResult(
+        checkpoint=None,
+        returns=returns,
+        lengths=np.full(16, 10),
+        truncated=np.zeros(16, bool),
+        variables={},
+        episodes_per_env=np.ones(16, np.int64),
+        greedy=False,
+        envs=np.arange(16),
+    )
+    summary = result.summary()
+    low, high = summary["return_iqm_ci"]
+    assert low < summary["return_iqm"] < high

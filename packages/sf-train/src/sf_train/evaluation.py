@@ -51,7 +51,7 @@ class EvalResult:
         variables: Game variables at each episode's end by name (Doom: kills, hits, frags...).
         episodes_per_env: How many episodes each env played, ``[envs]``.
         greedy: Whether the policy took its most likely actions (else it sampled them).
-        envs: The env that played each episode, ``[episodes]`` (the strata of the bootstrap).
+        envs: The env that played each episode, ``[episodes]``.
     """
 
     checkpoint: Path | None
@@ -69,8 +69,12 @@ class EvalResult:
         the return also its interquartile mean and the 95% stratified bootstrap intervals of
         IQM and mean (:mod:`sf_train.scores`)."""
         stats = {"return": self.returns, "length": self.lengths, **self.variables}
-        iqm = stratified_bootstrap(self.returns, self.envs, "iqm")
-        mean = stratified_bootstrap(self.returns, self.envs, "mean")
+        # One task, one stratum (Agarwal et al. stratify by task): the envs are replicas of it,
+        # and drawing within each env would narrow the interval, to nothing when each env
+        # played one episode.
+        task = np.zeros(len(self.returns), dtype=np.int64)
+        iqm = stratified_bootstrap(self.returns, task, "iqm")
+        mean = stratified_bootstrap(self.returns, task, "mean")
         return {
             "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
             "episodes": len(self.returns),

@@ -4,8 +4,9 @@ interval from a stratified bootstrap.
 
 The IQM is the mean of the middle half of the scores: unlike the mean it is not dragged by a
 few outliers (basic's time-outs near -300 among kills near +80), unlike the median it uses
-half of the data. The interval resamples episodes within each env (the strata), so every
-bootstrap sample keeps the evaluation's equal share of episodes per env.
+half of the data. The interval resamples scores within each stratum: a task, as in the paper,
+so an evaluation of one task resamples all its episodes together (its envs are replicas of
+the task; within each env, a resample would copy an env's only episode every time).
 
 Written here rather than taken from ``rliable``: the protocol is a few lines of numpy, and
 ``rliable`` would add ``arch``, ``scipy`` and ``pandas`` to sf-train for one statistic.
