@@ -6,7 +6,8 @@ For each id, one at a time: ``sf-train train --env ID --seconds BUDGET`` as a us
 episodes in the same units, the final entropy of the policy (from its TensorBoard events), the
 share of wall time its in-training evaluations took, and a GIF of the best checkpoint
 (``sf-train enjoy``). Each id's result is appended to ``OUT/results.jsonl`` as soon as it is
-known, and ids already there are skipped, so a full pass can be done in several sittings;
+known, and ids already there are skipped (or, with ``--reevaluate``, evaluated again from
+their runs, when the way of evaluating changed), so a full pass can be done in several sittings;
 ``OUT/scoreboard.md`` (the table) and ``OUT/scoreboard.png`` (IQM with its 95% interval against
 the random policy and the reference, where one is known) are written from all the results.
 
@@ -82,9 +83,14 @@ def _last_scalar(run_dir: Path, tag: str) -> float | None:
     return float(acc.Scalars(tag)[-1].value)
 
 
+def short_name(env_id: str) -> str:
+    """``sf/DoomBasic-v0`` -> ``DoomBasic``: the name of an id's run folder and GIF."""
+    return env_id.removeprefix("sf/").removesuffix("-v0")
+
+
 def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
     """Trains, evaluates and films one id; the scoreboard's row for it."""
-    name = env_id.removeprefix("sf/").removesuffix("-v0")
+    name = short_name(env_id)
     run_dir = Path(args.runs) / name
     if run_dir.exists():
         raise SystemExit(f"{run_dir} exists from an unfinished pass: remove it to score {env_id}")
@@ -94,12 +100,6 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
     log = _sf_train(*train, logs=True)
     wall = time.perf_counter() - started
     (run_dir / "train.log").write_text(log)
-    evaluated = json.loads(
-        _sf_train(
-            "eval", str(run_dir), "--episodes", str(args.episodes), "--checkpoint", "best", "--json"
-        )
-    )
-    random = _random_policy(run_dir, args.episodes, seed=args.seed + 1)
     gif = Path(args.out) / "gifs" / f"{name}.gif"
     if not args.no_gif:
         gif.parent.mkdir(parents=True, exist_ok=True)
@@ -114,10 +114,20 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
         "frames": _frames_of(run_dir),
         "eval_share": _eval_share(log, wall),
         "entropy": _last_scalar(run_dir, "losses/entropy"),
-        "best": evaluated,
-        "random": random,
+        **evaluate_id(run_dir, args),
         "gif": None if args.no_gif else str(gif),
     }
+
+
+def evaluate_id(run_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The row's evaluations: the best checkpoint's and the random policy's."""
+    evaluated = json.loads(
+        _sf_train(
+            "eval", str(run_dir), "--episodes", str(args.episodes), "--checkpoint", "best", "--json"
+        )
+    )
+    random = _random_policy(run_dir, args.episodes, seed=args.seed + 1)
+    return {"best": evaluated, "random": random, "evaluated_commit": _commit()}
 
 
 def thin_gif(path: Path, max_frames: int = GIF_FRAMES) -> None:
@@ -259,6 +269,13 @@ def write_plot(results: list[dict[str, Any]], out: Path) -> None:
     plt.close(fig)
 
 
+def _write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """Rewrites the results file atomically (a rename over it)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tmp.replace(path)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -273,6 +290,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default="runs/scoreboard", help="results, table, PNG, GIFs")
     parser.add_argument("--runs", default="runs/scoreboard/runs", help="the training runs")
     parser.add_argument("--no-gif", action="store_true", help="skip the GIFs")
+    parser.add_argument(
+        "--reevaluate",
+        action="store_true",
+        help="evaluate the ids scored already again (best checkpoint and random policy) with "
+        "this code, keeping their training; for a change in how evaluations are made",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -281,6 +304,12 @@ def main(argv: list[str] | None = None) -> None:
     results = [json.loads(line) for line in lines if line.strip()]
     done = {r["env"] for r in results}
     for env_id in args.ids:
+        if env_id in done and args.reevaluate:
+            (row,) = (r for r in results if r["env"] == env_id)
+            print(f"{env_id}: evaluating again", flush=True)
+            row.update(evaluate_id(Path(args.runs) / short_name(env_id), args))
+            _write_rows(results, results_file)
+            continue
         if env_id in done:
             print(f"{env_id}: scored already ({results_file}), skipped")
             continue

@@ -27,3 +27,9 @@ def test_a_scoreboard_pass_scores_one_id_and_resumes(tmp_path: Path) -> None:
     again = subprocess.run(command, check=True, timeout=600, capture_output=True, text=True)
     assert "scored already" in again.stdout
     assert len((out / "results.jsonl").read_text().splitlines()) == 1
+    # Evaluated again from its run (here over 8 episodes): the training's figures stay.
+    command[command.index("--episodes") + 1] = "8"
+    subprocess.run([*command, "--reevaluate", "--no-gif"], check=True, timeout=600)
+    (again_row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert again_row["best"]["episodes"] == 8 and again_row["random"]["episodes"] == 8
+    assert again_row["frames"] == row["frames"] and again_row["date"] == row["date"]
