@@ -60,7 +60,11 @@ def run_seed(seed: int, runs: Path) -> dict[str, Any]:
     train, evaluate = main_job()
     started = time.perf_counter()
     trained = subprocess.run(
-        command_for(train, run_dir, seed), check=True, text=True, stdout=subprocess.PIPE
+        command_for(train, run_dir, seed),
+        check=True,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # the done line is logged, on stderr
     ).stdout
     wall = time.perf_counter() - started
     done = DONE.search(trained.rsplit("done:", 1)[-1])

@@ -70,8 +70,9 @@ def _returns(returns: tuple[float | None, ...]) -> str:
 
 
 def _train(argv: list[str]) -> int:
+    from sf_train.run.interrupts import stop_on_signals
     from sf_train.run.trainer import Progress as TrainProgress
-    from sf_train.run.trainer import train
+    from sf_train.run.trainer import Trainer
 
     # The defaults come from the preset, or with --resume from the saved config, so only the
     # flags given change it.
@@ -117,7 +118,11 @@ def _train(argv: list[str]) -> int:
                 lag="-" if p.policy_lag is None else f"{p.policy_lag:.1f}",
             )
 
-        result = train(cfg, resume=args.resume, on_progress=show)
+        with (
+            Trainer(cfg, resume=args.resume, on_progress=show) as trainer,
+            stop_on_signals(trainer.request_stop),
+        ):
+            result = trainer.train()
     console.print(
         f"[green]done[/]: {result.frames:,} frames, {result.fps:,.0f} frames/s over "
         f"{result.seconds:.0f} s; {_judged(result, cfg)}; checkpoint {result.checkpoint}",

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import signal
 import time
 from collections import deque
 from collections.abc import Callable
@@ -60,6 +59,7 @@ from sf_league.store import (
     PlayerRecord,
     Seat,
 )
+from sf_train.run.interrupts import stop_on_signals
 
 if TYPE_CHECKING:
     from sf_train.config.schema import Config
@@ -515,24 +515,13 @@ class PopulationTrainer:
         self._stop_requested = True
 
     def train(self) -> TrainResult:
-        """Trains to the configured frames (or until :meth:`request_stop`, e.g. on Ctrl-C);
-        the trainer writes every member's final checkpoint. Returns its ``TrainResult``."""
-        previous = signal.getsignal(signal.SIGINT)
-
-        def first_interrupt(signum: int, frame: object) -> None:
-            log.warning("interrupted: saving every member after this batch (Ctrl-C again: abort)")
-            self.request_stop()
-            signal.signal(signal.SIGINT, previous)
-
-        if _in_main_thread():
-            signal.signal(signal.SIGINT, first_interrupt)
-        try:
+        """Trains to the configured frames (or until :meth:`request_stop`, e.g. on the first
+        Ctrl-C or SIGTERM); the trainer writes every member's final checkpoint. Returns its
+        ``TrainResult``."""
+        with stop_on_signals(self.request_stop):
             result = self.trainer.train()
-            self._record_matches()
-            return result
-        finally:
-            if _in_main_thread():
-                signal.signal(signal.SIGINT, previous)
+        self._record_matches()
+        return result
 
     def close(self) -> None:
         try:
@@ -551,12 +540,6 @@ def _frozen_player(run_dir: Path, member: int, generation: int, frames: int) -> 
     """The league name of a frozen copy of ``member`` in ``generation`` at the run's ``frames``,
     e.g. ``pop/p2.g1@3000000`` (apart from a gauntlet checkpoint's ``pop/p2@3000000``)."""
     return f"{member_name(run_dir, member, generation)}@{frames}"
-
-
-def _in_main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
 
 
 def _score(seat: Seat, other: Seat) -> float:

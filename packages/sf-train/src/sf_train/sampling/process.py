@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import signal
 import threading
 import time
 import traceback
@@ -109,6 +110,9 @@ def sampler_main(args: SamplerArgs) -> None:
     """A sampler process: builds its envs, reports them, then fills batches until told to stop."""
     from sf_train.envs import game_variable_names, make_env
 
+    # A terminal's Ctrl-C reaches the whole process group; the trainer ends its run on it and
+    # then stops this process, which must fill batches until told (or until the trainer dies).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
     cfg = args.cfg
     venv = None
