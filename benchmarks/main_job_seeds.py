@@ -43,24 +43,27 @@ def main_job() -> list[str]:
     return list(config["envs"]["default"]["scripts"]["train"])
 
 
-def command_for(template: str, run_dir: Path, seed: int) -> list[str]:
-    """One of the main job's commands for ``seed``, in ``run_dir``, run by this Python."""
-    text = template.replace(MAIN_RUN_DIR, str(run_dir)).replace("{args}", f"--seed {seed}")
+def command_for(template: str, run_dir: Path, seed: int, extra: str = "") -> list[str]:
+    """One of the main job's commands for ``seed``, in ``run_dir``, run by this Python, with
+    ``extra`` flags where the script passes its arguments."""
+    args = f"--seed {seed} {extra}".strip()
+    text = template.replace(MAIN_RUN_DIR, str(run_dir)).replace("{args}", args)
     words = shlex.split(text)
     if words[0] != "sf-train":
         raise SystemExit(f"the main job's command {template!r} no longer starts with sf-train")
     return [sys.executable, "-m", "sf_train.cli", *words[1:]]
 
 
-def run_seed(seed: int, runs: Path) -> dict[str, Any]:
-    """Trains and evaluates one seed as the main job does; its row."""
+def run_seed(seed: int, runs: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Trains and evaluates one seed as the main job does (with ``args.train_args``, and the
+    separate evaluation over ``args.episodes``); its row."""
     run_dir = runs / f"seed{seed}"
     if run_dir.exists():
         raise SystemExit(f"{run_dir} exists from an unfinished study: remove it to run seed {seed}")
     train, evaluate = main_job()
     started = time.perf_counter()
     trained = subprocess.run(
-        command_for(train, run_dir, seed),
+        command_for(train, run_dir, seed, args.train_args),
         check=True,
         text=True,
         stdout=subprocess.PIPE,
@@ -72,7 +75,7 @@ def run_seed(seed: int, runs: Path) -> dict[str, Any]:
         raise SystemExit(f"seed {seed}: the run printed no evaluation of its best.pt:\n{trained}")
     evaluated = json.loads(
         subprocess.run(
-            [*command_for(evaluate, run_dir, seed), "--json"],
+            [*command_for(evaluate, run_dir, seed), "--episodes", str(args.episodes), "--json"],
             check=True,
             text=True,
             stdout=subprocess.PIPE,
@@ -81,6 +84,7 @@ def run_seed(seed: int, runs: Path) -> dict[str, Any]:
     return {
         "seed": seed,
         "date": time.strftime("%Y-%m-%d"),
+        "train_args": args.train_args,
         "train_seconds": wall,
         "printed_mean": float(done.group(1)),
         "evaluation": evaluated,
@@ -160,6 +164,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-timeouts", type=float, default=0.01, help="share of episodes")
     parser.add_argument("--max-minutes", type=float, default=3.0, help="training wall time")
     parser.add_argument("--out", type=Path, default=Path("runs/main_job_seeds"))
+    parser.add_argument(
+        "--train-args",
+        default="",
+        help="flags added to the training command, to try a change before it goes into the "
+        "main job, e.g. --train-args='--frames 800000'",
+    )
+    parser.add_argument(
+        "--episodes", type=int, default=100, help="episodes of the separate evaluation"
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     results = args.out / "results.jsonl"
@@ -172,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"seed {seed}: done already ({results}), skipped")
             continue
         print(f"seed {seed}: training", flush=True)
-        row = run_seed(seed, args.out / "runs")
+        row = run_seed(seed, args.out / "runs", args)
         with results.open("a") as f:
             f.write(json.dumps(row) + "\n")
         rows.append(row)

@@ -2,7 +2,7 @@
 
 Examples::
 
-    sf-train train --env sf/DoomBasic-v0 --run-dir runs/basic --frames 600000 --eval-greedy
+    sf-train train --env sf/DoomBasic-v0 --run-dir runs/basic --frames 700000 --eval-greedy --env-options frame_stack=2
     sf-train train --run-dir runs/basic --frames 1000000 --resume
     sf-train eval runs/basic --episodes 100
     sf-train enjoy runs/basic --out agent.gif
