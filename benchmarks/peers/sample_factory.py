@@ -14,8 +14,8 @@ Five contenders train each scenario for the same wall-clock budget with 8 envs o
      weapons, armour and kills).
   c. sf-train as ``sf-train train --env ID`` runs it: its defaults, or the id's task-family
      preset where it has one (``sf_train.config.presets.ENV_PRESETS``). Its learning rate
-     decays to 0 at its frame budget: the main job's 600k frames on basic and
-     defend_the_center (it may end before the clock); elsewhere none, as 600k frames would
+     decays to 0 at its frame budget: 600k frames on basic and defend_the_center
+     (it may end before the clock); elsewhere none, as 600k frames would
      stop it after a few minutes of the budget: it trains until stopped, like b and d, at a
      constant rate as Sample Factory does by default.
      ``--c-frames`` sets the budget.
@@ -137,7 +137,7 @@ PRESET_ENV_OPTIONS: dict[str, list[str]] = {
 TARGET = {"basic": 75.0}  # the mean return that counts as solved, in ViZDoom's units
 NUM_ENVS, NUM_WORKERS = 8, 2
 UNTIL_STOPPED = 10**12  # a frame budget no run reaches: it trains until the clock stops it
-#: (c)'s frame budget: the main job's (`hatch run train`) where that learns the scenario; on
+#: (c)'s frame budget: 600k frames where they learn the scenario with sf-train's defaults; on
 #: battle, where 600k frames would use a few minutes of the budget, it trains until stopped.
 C_FRAMES: dict[str, int] = {"basic": 600_000, "defend_the_center": 600_000}
 BATCH_SIZE = 4  # envs per recv: half of them, as Sample Factory's worker_num_splits=2 does
@@ -435,7 +435,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=None,
         help="(c)'s --frames, where its learning rate reaches 0; default: 600k on basic and "
-        "defend_the_center (the main job's), until stopped on battle",
+        "defend_the_center, until stopped on battle",
     )
     parser.add_argument(
         "--c-args",
