@@ -48,6 +48,16 @@ def test_the_done_line_reports_the_evaluation_behind_best(tmp_path, toy_flags, c
     assert "(not an evaluation)" in capsys.readouterr().err.split("done", 1)[1]
 
 
+def test_a_seconds_budget_drives_the_progress_line(tmp_path, toy_flags, capsys):
+    """A run bounded by --seconds long before its frame budget shows both budgets, and its bar
+    ends full: the time left follows the budget that ends the run."""
+    flags = ["--run-dir", str(tmp_path / "run"), "--frames", str(10**12), "--seconds", "2"]
+    assert main(["train", *toy_flags, *flags, "--eval-episodes", "0"]) == 0
+    err = capsys.readouterr().err
+    (last,) = [line for line in err.splitlines() if "frames or 2 s" in line][-1:]
+    assert "/1,000,000,000,000 frames or 2 s" in last and "0:00:00" in last.split("lag")[1]
+
+
 def test_a_run_that_evaluates_greedily_is_evaluated_greedily_after(
     tmp_path, toy_flags, capsys, monkeypatch
 ):

@@ -99,7 +99,7 @@ def _train(argv: list[str]) -> int:
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        TextColumn("{task.completed:,.0f}/{task.total:,.0f} frames"),
+        TextColumn("{task.fields[frames]:,}/{task.fields[budget]}"),
         TextColumn("{task.fields[fps]:,.0f} fps"),
         TextColumn("reward {task.fields[reward]}"),
         TextColumn("lag {task.fields[lag]}"),
@@ -107,12 +107,20 @@ def _train(argv: list[str]) -> int:
         TimeRemainingColumn(),
     )
     with LineProgress(*columns, console=console) as bar:
-        task = bar.add_task(cfg.env.env, total=cfg.run.frames, fps=0.0, reward="-", lag="-")
+        # The bar and its time left follow the run's fraction done, which a --seconds budget
+        # can end long before the frame budget.
+        budget = f"{cfg.run.frames:,} frames"
+        if cfg.run.seconds > 0:
+            budget += f" or {cfg.run.seconds:g} s"
+        task = bar.add_task(
+            cfg.env.env, total=1.0, frames=0, budget=budget, fps=0.0, reward="-", lag="-"
+        )
 
         def show(p: TrainProgress) -> None:
             bar.update(
                 task,
-                completed=min(p.frames, p.total_frames),
+                completed=p.done,
+                frames=p.frames,
                 fps=p.fps,
                 reward=_returns(p.returns),
                 lag="-" if p.policy_lag is None else f"{p.policy_lag:.1f}",

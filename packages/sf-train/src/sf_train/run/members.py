@@ -68,7 +68,9 @@ class Progress:
     """The progress so far, for displays, passed to ``on_progress`` after every batch.
 
     ``mean_return`` is the policy's (the first policy's, in a population); ``returns`` has
-    every policy's, in order."""
+    every policy's, in order. ``done`` is the fraction of the run behind it, by frames or by
+    the ``run.seconds`` budget when that runs out first: what a display's time left follows,
+    since a wall-clock budget can end a run long before ``total_frames``."""
 
     frames: int
     total_frames: int
@@ -77,6 +79,7 @@ class Progress:
     policy_lag: float | None
     version: int
     returns: tuple[float | None, ...] = ()
+    done: float = 0.0
 
 
 @dataclass

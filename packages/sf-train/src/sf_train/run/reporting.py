@@ -83,6 +83,7 @@ class Reporting:
         def mean_return(self) -> float | None: ...
         @property
         def learner(self) -> Learner: ...
+        def _progress(self) -> float: ...
 
     def _start_reporting(self, envs: object) -> None:
         """Sets the counters and windows this mixin keeps (from the trainer's ``__init__``);
@@ -198,5 +199,6 @@ class Reporting:
                 policy_lag=self._last_lag,
                 version=self.learner.version,
                 returns=tuple(m.returns.mean() for m in self.members),
+                done=self._progress(),
             )
         )
