@@ -179,6 +179,29 @@ def test_the_final_evaluation_shrinks_to_whole_rounds_that_fit(toy_config):
         assert trainer._final_episodes() == 20
 
 
+def test_every_evaluation_pays_the_envs_start_up(toy_config):
+    """Envs that took 6 s to start (trainer created to first batch) cost an evaluation 6 s
+    before its first step: a last evaluation of 16 s over 200 steps stepped at 0.05 s a step
+    (0.5 s an episode of 10), and 100 s into a run with share 0.1 the final evaluation gets
+    (10 - 6) / 0.5 = 8 episodes, not the 12 that pricing without the start-up would give."""
+    with Trainer(toy_config(eval_episodes=20, eval_share=0.1)) as trainer:
+        trainer._train_started = time.perf_counter() - 100.0
+        trainer._startup_seconds = 6.0
+        _with_last_evaluation(trainer, seconds=16.0, episodes=20, length=10.0)
+        assert trainer._episode_seconds() == pytest.approx(0.5)
+        assert trainer._final_episodes() == 8
+        assert not trainer._evaluation_fits()  # 6 + 20 * 0.5 = 16 s > 10 s
+        trainer._train_started = time.perf_counter() - 1000.0
+        assert trainer._evaluation_fits()
+
+
+def test_the_start_up_is_measured_to_the_first_batch(toy_config):
+    with Trainer(toy_config(frames=256, eval_episodes=0)) as trainer:
+        assert trainer._startup_seconds is None
+        trainer.train()
+        assert 0 < trainer._startup_seconds < time.perf_counter() - trainer._created
+
+
 def test_a_run_stops_at_its_seconds(toy_config):
     """run.seconds ends training when this session has trained that long, long before its
     frames; the final checkpoint is written as usual."""

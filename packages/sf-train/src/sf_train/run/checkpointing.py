@@ -67,6 +67,10 @@ class Checkpointing:
         self._last_eval_episodes = 0  # of each policy
         self._train_started: float | None = None
         self._train_started_frames = 0
+        # Seconds from the trainer's creation to its first batch: what starting a vector env
+        # of these games costs, which every evaluation pays again before its first step (16
+        # duels with scripted players take tens of seconds).
+        self._startup_seconds: float | None = None
 
     def states(self) -> list[dict[str, Any]]:
         """Every policy's :meth:`state_dict`, copied while the learner pauses (what a checkpoint
@@ -126,7 +130,7 @@ class Checkpointing:
             return True
         elapsed = time.perf_counter() - self._train_started
         projected = elapsed / max(self._progress(), 1e-9)
-        cost = self.cfg.run.eval_episodes * self._episode_seconds()
+        cost = self._startup() + self.cfg.run.eval_episodes * self._episode_seconds()
         return (
             self.eval_seconds + cost <= share * elapsed
             and self.eval_seconds + 2 * cost <= share * projected
@@ -143,6 +147,7 @@ class Checkpointing:
         if share >= 1 or self._train_started is None or per_episode <= 0:
             return episodes
         room = share * (time.perf_counter() - self._train_started) - self.eval_seconds
+        room -= self._startup()
         round_ = min(self.cfg.env.num_envs, episodes)
         fitting = min(episodes, max(round_, int(room / per_episode) // round_ * round_))
         if fitting < episodes:
@@ -167,12 +172,17 @@ class Checkpointing:
             lengths = [self._steps_trained() / self.cfg.env.num_envs] * len(lengths)
         steps = float(sum(lengths))  # type: ignore[arg-type]
         if self._last_eval_episodes:
-            per_step = self._last_eval_seconds / max(self._last_eval_steps, 1.0)
+            stepping = max(self._last_eval_seconds - self._startup(), 0.0)
+            per_step = stepping / max(self._last_eval_steps, 1.0)
             return per_step * max(steps, self._last_eval_steps / self._last_eval_episodes)
         trained = self._steps_trained()
         if self._train_started is None or trained <= 0:
             return 0.0
         return (time.perf_counter() - self._train_started) / trained * steps
+
+    def _startup(self) -> float:
+        """What an evaluation's envs should take to start (see ``_startup_seconds``)."""
+        return self._startup_seconds or 0.0
 
     def _steps_trained(self) -> float:
         """Env steps (of all envs) trained in this session."""

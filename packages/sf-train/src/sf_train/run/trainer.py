@@ -114,6 +114,7 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         on_progress: Callable[[Progress], None] | None = None,
     ) -> None:
         validate(cfg)
+        self._created = time.perf_counter()  # the envs' start-up is priced from here
         if cfg.run.wandb:
             require_wandb()  # before any env starts
         opponent_envs = opponent_envs_of(cfg)
@@ -407,6 +408,8 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         """The next complete trajectory batch, its frames counted (the run's and each policy's:
         nowhere else) and logged."""
         collected = self.sampler.collect(sources)
+        if self._startup_seconds is None:
+            self._startup_seconds = time.perf_counter() - self._created
         frame_skip = self.cfg.env.frame_skip
         self.frames += collected.env_steps * frame_skip
         for member, steps in zip(self.members, collected.policy_steps.tolist(), strict=True):
