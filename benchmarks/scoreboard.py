@@ -296,6 +296,12 @@ def main(argv: list[str] | None = None) -> None:
         help="evaluate the ids scored already again (best checkpoint and random policy) with "
         "this code, keeping their training; for a change in how evaluations are made",
     )
+    parser.add_argument(
+        "--rescore",
+        action="store_true",
+        help="train and score the ids scored already again, replacing their rows; for a new "
+        "preset or budget (their old runs in --runs must be removed first)",
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -310,14 +316,13 @@ def main(argv: list[str] | None = None) -> None:
             row.update(evaluate_id(Path(args.runs) / short_name(env_id), args))
             _write_rows(results, results_file)
             continue
-        if env_id in done:
+        if env_id in done and not args.rescore:
             print(f"{env_id}: scored already ({results_file}), skipped")
             continue
         print(f"{env_id}: training for {args.minutes:g} min", flush=True)
         row = score_id(env_id, args)
-        with results_file.open("a") as f:
-            f.write(json.dumps(row) + "\n")
-        results.append(row)
+        results = [r for r in results if r["env"] != env_id] + [row]
+        _write_rows(results, results_file)
         print(
             f"{env_id}: IQM {_interval(row['best'])}, random mean "
             f"{row['random']['return_mean']:.1f}, entropy {row['entropy']}",

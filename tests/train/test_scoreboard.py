@@ -1,8 +1,10 @@
-"""A tiny scoreboard pass: one id trained for seconds, scored, appended, then skipped."""
+"""A tiny scoreboard pass: one id trained for seconds, scored, appended, skipped on a second
+call, evaluated again, then trained and scored again in place."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,3 +35,8 @@ def test_a_scoreboard_pass_scores_one_id_and_resumes(tmp_path: Path) -> None:
     (again_row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert again_row["best"]["episodes"] == 8 and again_row["random"]["episodes"] == 8
     assert again_row["frames"] == row["frames"] and again_row["date"] == row["date"]
+    # Trained and scored again (a new budget or preset): its row replaced, not added.
+    shutil.rmtree(tmp_path / "runs")
+    subprocess.run([*command, "--rescore", "--no-gif"], check=True, timeout=600)
+    (rescored,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert rescored["gif"] is None and rescored["wall_seconds"] != row["wall_seconds"]
