@@ -142,7 +142,7 @@ def test_a_bug_keeps_its_traceback(tmp_path, toy_flags, monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("an internal invariant broke")
 
-    monkeypatch.setattr("sf_train.run.trainer.train", broken)
+    monkeypatch.setattr("sf_train.run.trainer.Trainer.train", broken)
     with pytest.raises(ValueError, match="an internal invariant broke"):
         main(["train", *toy_flags, "--run-dir", str(tmp_path / "run"), "--frames", "16"])
 
