@@ -100,6 +100,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for
 from common.peers_report import METRICS, Point, plot, summarize, table, write_sitting
 from common.supervise import Supervision, run_for
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/peers/, for sf_venv
+from sf_venv import DEFAULT_VENV, ensure_venv, say
+
 #: Scenario name -> (sf-envs gymnasium id, Sample Factory env name).
 SCENARIOS: dict[str, tuple[str, str]] = {
     "basic": ("sf/DoomBasic-v0", "doom_basic"),
@@ -141,17 +144,9 @@ UNTIL_STOPPED = 10**12  # a frame budget no run reaches: it trains until the clo
 #: battle, where 600k frames would use a few minutes of the budget, it trains until stopped.
 C_FRAMES: dict[str, int] = {"basic": 600_000, "defend_the_center": 600_000}
 BATCH_SIZE = 4  # envs per recv: half of them, as Sample Factory's worker_num_splits=2 does
-SF_PACKAGES = ("sample-factory==2.1.1", "gymnasium<1", "numpy<2", "vizdoom")
-TORCH = "torch==2.13.0"  # the CPU wheel on local disk (Python 3.11 only)
-DEFAULT_VENV = Path.home() / ".cache/sf/peers/sample-factory-2.1.1"
 HERE = Path(__file__).resolve().parent
 SF_CHECKPOINT = re.compile(r"checkpoint_(\d+)_(\d+)\.pth")  # train step, env frames
 OUR_CHECKPOINT = re.compile(r"checkpoint_(\d+)\.pt")  # env frames
-
-
-def say(message: str) -> None:
-    """A progress line: these jobs run for tens of minutes."""
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
 # -- the contenders ------------------------------------------------------------------------
@@ -342,41 +337,6 @@ def _evaluate_sample_factory(
     if results:
         say(f"    returns converted: {results[0]['reward_conversion']}")
     return [(r["returns"], r["lengths"], r["kills"]) for r in results]
-
-
-# -- Sample Factory's venv -----------------------------------------------------------------
-
-
-def _run(command: list[str]) -> None:
-    say("  $ " + " ".join(command))
-    subprocess.run(command, check=True)
-
-
-def ensure_venv(venv: Path) -> dict[str, str]:
-    """Creates Sample Factory's venv unless it is complete; returns its package versions."""
-    python = str(venv / "bin/python")
-    marker = venv / ".sf-peers-complete"
-    if not marker.exists():
-        base = shutil.which("python3.11")
-        if base is None:
-            raise SystemExit("python3.11 not found: Sample Factory's venv needs it (torch wheel)")
-        say(f"creating Sample Factory's venv at {venv} (about a minute)")
-        _run([base, "-m", "venv", str(venv)])
-        _run([python, "-m", "pip", "install", "-q", TORCH])
-        _run([python, "-m", "pip", "install", "-q", *SF_PACKAGES])
-        marker.touch()
-    names = ("sample-factory", "torch", "vizdoom", "gymnasium", "numpy", "faster-fifo")
-    probe = (
-        "import importlib.metadata as m, json, sf_examples.vizdoom.train_vizdoom; "
-        f"print(json.dumps({{n: m.version(n) for n in {names!r}}}))"
-    )
-    result = subprocess.run([python, "-c", probe], capture_output=True, text=True)
-    if result.returncode:
-        raise SystemExit(
-            f"Sample Factory's venv {venv} does not import ({result.stderr.strip()[-300:]}): "
-            f"delete it and run again to rebuild it"
-        )
-    return json.loads(result.stdout)
 
 
 def _sf_train_problems(contenders: list[str]) -> list[str]:
