@@ -357,9 +357,12 @@ class MatchCore:
             p.tics(actions[i] if i < n else 0, skip, sync)
             p.finish_step(*self._rows(i, obs_out, meas_out))
             if i == 0:
+                # A player missing from the host's state for a moment (the match's last tic,
+                # a reconnect) keeps the count last read rather than dropping to zero.
                 frags = self._server_frags()
                 for name, base in self._frag_baseline.items():
-                    self.scoreboard[name] = frags.get(name, base) - base
+                    if name in frags:
+                        self.scoreboard[name] = frags[name] - base
 
         ls.run(play)
         for i in range(n):
