@@ -23,7 +23,9 @@ def run_all(engine: Engine, opcode: bytes, groups: list[int]) -> None:
 def test_two_duels_step_in_the_engine_with_one_row_per_agent() -> None:
     config = MatchConfig.create("duel", timelimit=0.05, obs_size=(40, 30))
     factory = MatchUnitFactory(config)
-    layout = _layout(4, config.options, 4, len(MATCH_VARIABLES), same_step=False)
+    layout = _layout(
+        4, factory.observation_space, factory.action_space, len(MATCH_VARIABLES), same_step=False
+    )
     engine = Engine(factory, 2, 1, 1, layout, same_step=False, name="duel")
     try:
         shared = engine.buffers.arrays

@@ -7,7 +7,8 @@ Importing the package registers one gymnasium id per scenario, e.g. ``sf/DoomBas
   options), ``actions`` (action sets).
 - One game: ``game`` (a ViZDoom game writing preprocessed observations into caller buffers),
   ``preprocess`` and ``kernel`` (the numba kernels), ``env`` (the gymnasium env).
-- Many games: :mod:`sf_envs.vector` (the shared-memory engine and its two faces),
+- Many games: :mod:`sf_envs.vector` (the shared-memory engine and its two faces, which host
+  any Gymnasium env too: ``make_gym_vec``),
   :mod:`sf_envs.match` (multiplayer matches, scripted players, single-agent match envs),
   :mod:`sf_envs.lifecycle` (finding, killing and cleaning up every process sf starts).
 - Around them: ``integrations`` (adapters for other libraries), ``cli`` (the ``sf-envs``
@@ -26,7 +27,7 @@ from sf_envs.match.single import SingleAgentMatchEnv
 from sf_envs.options import DoomOptions
 from sf_envs.registration import env_ids, make, match_env_ids, register_envs, self_play_env_ids
 from sf_envs.scenarios import SCENARIOS, Scenario, get_scenario, scenario_names
-from sf_envs.vector import DoomAsyncVectorEnv, DoomVectorEnv, VectorEnvError
+from sf_envs.vector import DoomAsyncVectorEnv, DoomVectorEnv, VectorEnvError, make_gym_vec
 
 __all__ = [
     "SCENARIOS",
@@ -44,6 +45,7 @@ __all__ = [
     "env_ids",
     "get_scenario",
     "make",
+    "make_gym_vec",
     "make_match",
     "match_env_ids",
     "match_scenario_names",

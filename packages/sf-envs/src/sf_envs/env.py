@@ -16,7 +16,7 @@ from sf_envs.scenarios import Scenario, get_scenario
 __all__ = ["DoomEnv", "observation_space"]
 
 
-def observation_space(options: DoomOptions, measurement_count: int) -> spaces.Space:
+def observation_space(options: DoomOptions, measurement_count: int) -> spaces.Box | spaces.Dict:
     """The observation space an env with these options exposes."""
     screen = spaces.Box(0, 255, options.obs_shape, dtype=np.uint8)
     if not options.measurements:

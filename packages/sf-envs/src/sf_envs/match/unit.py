@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 from gymnasium import spaces
 
+from sf_envs.env import observation_space
 from sf_envs.match.core import MatchCore
 from sf_envs.match.scenarios import MatchConfig
 from sf_envs.options import DoomOptions
-from sf_envs.vector.units import UnitViews
+from sf_envs.vector.units import UnitViews, screens_and_measurements
 
 __all__ = ["MATCH_VARIABLES", "MatchUnit", "MatchUnitFactory"]
 
@@ -39,13 +40,13 @@ class MatchUnit:
         self.num_envs = core.num_agents
 
     def reset(self, seed: int | None, out: UnitViews) -> None:
-        self.core.reset(seed, out.obs, out.meas)
+        self.core.reset(seed, *screens_and_measurements(out.obs))
         self._write_stats(out)
         out.episode_return[:] = 0.0
         out.episode_length[:] = 0
 
     def step(self, actions: np.ndarray, out: UnitViews) -> bool:
-        rewards, terminated, truncated = self.core.step(actions, out.obs, out.meas)
+        rewards, terminated, truncated = self.core.step(actions, *screens_and_measurements(out.obs))
         out.reward[:] = rewards
         out.terminated[:] = terminated
         out.truncated[:] = truncated
@@ -87,8 +88,8 @@ class MatchUnitFactory:
         return self.config.options
 
     @property
-    def num_measurements(self) -> int:
-        return len(MatchCore.MEASUREMENTS)
+    def observation_space(self) -> spaces.Box | spaces.Dict:
+        return observation_space(self.config.options, len(MatchCore.MEASUREMENTS))
 
     @property
     def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete:

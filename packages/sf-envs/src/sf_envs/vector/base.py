@@ -13,20 +13,22 @@ from typing import Any, cast
 import numpy as np
 from gymnasium import spaces
 
-from sf_envs.env import observation_space
 from sf_envs.errors import ClosedEnvError, OptionError
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import get_scenario
-from sf_envs.vector.buffers import BufferLayout, FieldSpec
+from sf_envs.vector.buffers import BufferLayout, FieldSpec, action_field, observation_fields
 from sf_envs.vector.engine import Engine, EngineSettings, EngineState
 from sf_envs.vector.units import DoomUnitFactory, UnitFactory
 
-__all__ = ["BatchView", "VectorCore", "copied", "default_workers"]
+__all__ = [
+    "BatchView",
+    "VectorCore",
+    "copied",
+    "default_workers",
+]
 
 # Fields a face returns for a batch; the rest (actions, seeds, running stats) stay inside.
 _BATCH_FIELDS = (
-    "obs",
-    "meas",
     "reward",
     "terminated",
     "truncated",
@@ -34,10 +36,13 @@ _BATCH_FIELDS = (
     "variables",
     "ep_return",
     "ep_length",
-    "final_obs",
-    "final_meas",
     "final_variables",
 )
+
+
+def _is_batch_field(name: str) -> bool:
+    """Whether a face returns field ``name`` for a batch: the observations and the above."""
+    return name in _BATCH_FIELDS or name.startswith(("obs", "final_obs"))
 
 
 def default_workers(num_units: int) -> int:
@@ -54,14 +59,14 @@ def copied(value: Any) -> Any:
 
 def _layout(
     num_envs: int,
-    options: DoomOptions,
-    n_meas: int,
+    observation_space: spaces.Space,
+    action_space: spaces.Space,
     n_vars: int,
     same_step: bool,
-    action_shape: tuple[int, ...] = (),
 ) -> BufferLayout:
+    obs = list(observation_fields(observation_space).values())
     fields = [
-        FieldSpec("obs", options.obs_shape, "uint8"),
+        *obs,
         FieldSpec("reward", (), "float32"),
         FieldSpec("terminated", (), "bool"),
         FieldSpec("truncated", (), "bool"),
@@ -71,16 +76,12 @@ def _layout(
         FieldSpec("run_length", (), "int32"),
         FieldSpec("ep_return", (), "float32"),
         FieldSpec("ep_length", (), "int32"),
-        FieldSpec("actions", action_shape, "int64"),
+        action_field(action_space),
         FieldSpec("seed", (), "int64"),
     ]
-    if options.measurements:
-        fields.append(FieldSpec("meas", (n_meas,), "float32"))
     if same_step:
-        fields.append(FieldSpec("final_obs", options.obs_shape, "uint8"))
+        fields += [FieldSpec("final_" + f.name, f.shape, f.dtype) for f in obs]
         fields.append(FieldSpec("final_variables", (n_vars,), "float64"))
-        if options.measurements:
-            fields.append(FieldSpec("final_meas", (n_meas,), "float32"))
     return BufferLayout(num_envs, tuple(fields))
 
 
@@ -96,10 +97,9 @@ class BatchView:
     def __init__(self, source: dict[str, np.ndarray], envs: slice | None, size: int) -> None:
         self.gather = envs is None
         self.arrays: dict[str, np.ndarray] = {}
-        for name in _BATCH_FIELDS:
-            if name not in source:
+        for name, array in source.items():
+            if not _is_batch_field(name):
                 continue
-            array = source[name]
             self.arrays[name] = (
                 np.empty((size, *array.shape[1:]), array.dtype) if envs is None else array[envs]
             )
@@ -125,24 +125,34 @@ def _unit_factory(
     scenario: str, factory: UnitFactory | None, options: dict[str, Any]
 ) -> UnitFactory:
     """The given factory, or single-player games of ``scenario``; options must not disagree."""
+    if factory is None:
+        found = get_scenario(scenario)
+        found.config_path  # noqa: B018  (a missing scenario pack fails here, not in every worker)
+        return DoomUnitFactory(found.name, _doom_options(options))
+    if options:
+        # The factory's options shape the buffers its units write; other ones would corrupt them.
+        own = getattr(factory, "options", None)
+        if not isinstance(own, DoomOptions):
+            raise OptionError(
+                f"options {options} given beside a unit factory that takes none "
+                f"({factory.env_id}); give them to the factory (make_gym_vec: env_kwargs)"
+            )
+        if _doom_options(options) != own:
+            raise OptionError(
+                f"options {options} disagree with the unit factory's {own}; "
+                "give the options to the factory only"
+            )
+    return factory
+
+
+def _doom_options(options: dict[str, Any]) -> DoomOptions:
     try:
-        doom_options = DoomOptions.create(**options)
+        return DoomOptions.create(**options)
     except TypeError as exc:
         raise OptionError(
             f"{exc}; the vector env takes num_envs, num_workers, batch_size, "
             "autoreset_mode and the DoomOptions fields"
         ) from None
-    if factory is None:
-        found = get_scenario(scenario)
-        found.config_path  # noqa: B018  (a missing scenario pack fails here, not in every worker)
-        return DoomUnitFactory(found.name, doom_options)
-    # The factory's options shape the buffers its units write; other ones would corrupt them.
-    if options and doom_options != factory.options:
-        raise OptionError(
-            f"options {options} disagree with the unit factory's {factory.options}; "
-            "give the options to the factory only"
-        )
-    return factory
 
 
 class VectorCore:
@@ -165,7 +175,6 @@ class VectorCore:
         if not isinstance(num_envs, int) or num_envs < 1:
             raise OptionError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.factory = _unit_factory(scenario, factory, options)
-        self.options = self.factory.options
         self.env_id = self.factory.env_id
         per_unit = self.factory.envs_per_unit
         if num_envs % per_unit:
@@ -174,10 +183,13 @@ class VectorCore:
         self.num_workers = default_workers(num_units) if num_workers is None else num_workers
         if not isinstance(self.num_workers, int) or not 1 <= self.num_workers <= num_units:
             raise OptionError(f"num_workers must be in [1, {num_units}], got {num_workers!r}")
-        n_meas = self.factory.num_measurements
         self.variable_names = tuple(v.lower() for v in self.factory.variable_names)
-        self.single_observation_space = observation_space(self.options, n_meas)
+        self.single_observation_space = self.factory.observation_space
         self.single_action_space = self.factory.action_space
+        self._obs_fields = {
+            key: spec.name
+            for key, spec in observation_fields(self.single_observation_space).items()
+        }
         self.engine = Engine(
             self.factory,
             num_units=num_units,
@@ -185,11 +197,10 @@ class VectorCore:
             num_workers=self.num_workers,
             layout=_layout(
                 num_envs,
-                self.options,
-                n_meas,
+                self.single_observation_space,
+                self.single_action_space,
                 len(self.variable_names),
                 same_step,
-                cast(tuple[int, ...], self.single_action_space.shape),
             ),
             same_step=same_step,
             name=self.env_id,
@@ -220,11 +231,24 @@ class VectorCore:
         self.shared["seed"][:] = seeds
 
     def check_actions(self, actions: Any, count: int) -> np.ndarray:
-        """The actions as an integer array of ``count`` entries within the action space."""
+        """The actions as an array of ``count`` entries of the action space: integers within
+        Discrete/MultiDiscrete bounds, or finite numbers for a Box (the env clips or refuses
+        values out of its bounds, as it would in a single env)."""
         space = self.single_action_space
-        high = np.asarray(space.n if isinstance(space, spaces.Discrete) else space.nvec)
         array = np.asarray(actions)
-        shape = (count, *cast(tuple[int, ...], space.shape))  # Discrete's and MultiDiscrete's
+        shape = (count, *cast(tuple[int, ...], space.shape))
+        if isinstance(space, spaces.Box):
+            if (
+                array.shape != shape
+                or array.dtype.kind not in "iuf"
+                or not np.isfinite(array).all()
+            ):
+                raise ValueError(
+                    f"actions must be a finite numeric array of shape {shape} (action space "
+                    f"{space}), got shape {array.shape}, dtype {array.dtype}"
+                )
+            return array
+        high = np.asarray(space.n if isinstance(space, spaces.Discrete) else space.nvec)
         if (
             array.shape != shape
             or array.dtype.kind not in "iu"
@@ -240,9 +264,12 @@ class VectorCore:
         return array
 
     def obs_of(self, view: BatchView, prefix: str = "") -> Any:
-        if "meas" not in self.shared:
-            return view.arrays[prefix + "obs"]
-        return {"screen": view.arrays[prefix + "obs"], "measurements": view.arrays[prefix + "meas"]}
+        """The observations of a batch (``prefix="final_"``: the last ones of ended episodes),
+        as the observation space has them: one array, or a dict by key."""
+        fields = self._obs_fields
+        if "" in fields:
+            return view.arrays[prefix + fields[""]]
+        return {key: view.arrays[prefix + name] for key, name in fields.items()}
 
     def close(self) -> None:
         self.engine.close()

@@ -15,10 +15,21 @@ import os
 import secrets
 from dataclasses import dataclass
 from multiprocessing import shared_memory
+from typing import cast
 
 import numpy as np
+from gymnasium import spaces
 
-__all__ = ["SHM_PREFIX", "BufferLayout", "FieldSpec", "SharedBuffers"]
+from sf_envs.errors import OptionError
+
+__all__ = [
+    "SHM_PREFIX",
+    "BufferLayout",
+    "FieldSpec",
+    "SharedBuffers",
+    "action_field",
+    "observation_fields",
+]
 
 #: Prefix of every segment this package creates; tests list ``/dev/shm`` for it to find leaks.
 SHM_PREFIX = "sf_vec_"
@@ -124,3 +135,38 @@ class SharedBuffers:
         if self._owned is not None:
             with contextlib.suppress(FileNotFoundError):
                 self._owned.unlink()
+
+
+def observation_fields(space: spaces.Space) -> dict[str, FieldSpec]:
+    """The shared fields that hold an observation of ``space``, by Dict key (``""`` for a Box):
+    ``obs`` for a Box, ``obs.KEY`` for each Box of a Dict.
+
+    Raises:
+        OptionError: For any other space, naming the ones the engine holds.
+    """
+    if isinstance(space, spaces.Box):
+        return {"": FieldSpec("obs", space.shape, space.dtype.str)}
+    if isinstance(space, spaces.Dict):
+        boxes = {k: s for k, s in space.spaces.items() if isinstance(s, spaces.Box)}
+        if len(boxes) == len(space.spaces):
+            return {k: FieldSpec(f"obs.{k}", s.shape, s.dtype.str) for k, s in boxes.items()}
+    raise OptionError(
+        f"the vector engine holds Box observations (any shape and dtype) or a Dict of Boxes, "
+        f"got {space}; wrap the env (e.g. gymnasium.wrappers.FlattenObservation) to give one"
+    )
+
+
+def action_field(space: spaces.Space) -> FieldSpec:
+    """The shared field of the actions of ``space``.
+
+    Raises:
+        OptionError: For a space other than Discrete, MultiDiscrete or Box.
+    """
+    if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):
+        return FieldSpec("actions", cast(tuple[int, ...], space.shape), "int64")
+    if isinstance(space, spaces.Box):
+        return FieldSpec("actions", space.shape, space.dtype.str)
+    raise OptionError(
+        f"the vector engine takes Discrete, MultiDiscrete or Box actions, got {space}; wrap the "
+        "env to give one of them"
+    )

@@ -165,7 +165,7 @@ class DoomVectorEnv(VectorEnv):
             if restarted.any():
                 info["worker_restarted"] = restarted
                 info["_worker_restarted"] = restarted
-            if "final_obs" in arrays:
+            if "final_variables" in arrays:  # SAME_STEP
                 info["final_obs"] = self._core.obs_of(self._view, "final_")
                 info["_final_obs"] = mask
                 final_vars = arrays["final_variables"]

@@ -13,10 +13,11 @@ from typing import Any
 
 from sf_envs.errors import OptionError
 from sf_envs.vector.async_env import DoomAsyncVectorEnv
+from sf_envs.vector.gym_unit import EnvSource, GymUnitFactory
 from sf_envs.vector.gym_vector import DoomVectorEnv
 from sf_envs.vector.units import UnitFactory
 
-__all__ = ["make_vec"]
+__all__ = ["make_gym_vec", "make_vec"]
 
 
 def make_vec(
@@ -45,3 +46,34 @@ def make_vec(
             "or drop batch_size for the gymnasium VectorEnv face"
         )
     return DoomAsyncVectorEnv(scenario, num_envs, batch_size=batch_size, factory=factory, **kwargs)
+
+
+def make_gym_vec(
+    env: EnvSource,
+    num_envs: int = 1,
+    batch_size: int | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> DoomVectorEnv | DoomAsyncVectorEnv:
+    """Any Gymnasium env on the engine: either face, as :func:`make_vec` gives for Doom.
+
+    Args:
+        env: A gymnasium id (``"CartPole-v1"``), ``"MODULE:ID"``, ``"MODULE:FUNCTION"`` or a
+            top-level function returning a ``gymnasium.Env`` (see
+            :mod:`sf_envs.vector.gym_unit`).
+        num_envs: Number of envs.
+        batch_size: Ask for the send/recv face returning this many envs per ``recv``.
+        env_kwargs: Keyword arguments every env is made with.
+        **kwargs: The engine's: ``num_workers``, ``autoreset_mode`` (gymnasium face only),
+            ``copy``, ``step_timeout_s``, ``start_timeout_s``, ``max_restarts``, ``pin_workers``.
+
+    Example:
+        >>> from sf_envs.vector import make_gym_vec
+        >>> envs = make_gym_vec("CartPole-v1", num_envs=4, num_workers=2)
+        >>> obs, info = envs.reset(seed=0)
+        >>> obs.shape
+        (4, 4)
+        >>> envs.close()
+    """
+    factory = GymUnitFactory(env, dict(env_kwargs or {}))
+    return make_vec(factory.env_id, num_envs, batch_size, factory=factory, **kwargs)

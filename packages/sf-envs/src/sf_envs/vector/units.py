@@ -3,7 +3,8 @@
 A unit owns a fixed number of consecutive envs of the shared buffers. A single-player game is a
 unit of one env; a multiplayer match of N learning agents is a unit of N envs that starts and
 ends its episodes together. The engine only ever talks to units through :class:`Unit`, so
-matches plug in by providing a :class:`UnitFactory` without any change to the engine.
+matches and any Gymnasium env (:mod:`sf_envs.vector.gym_unit`) plug in by providing a
+:class:`UnitFactory` without any change to the engine.
 """
 
 from __future__ import annotations
@@ -14,11 +15,23 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from gymnasium import spaces
 
+from sf_envs.env import observation_space
 from sf_envs.game import DoomCore, scenario_action_set
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import COMMON_GAME_VARIABLES, get_scenario
 
-__all__ = ["DoomUnit", "DoomUnitFactory", "Unit", "UnitFactory", "UnitViews"]
+__all__ = [
+    "DoomUnit",
+    "DoomUnitFactory",
+    "Unit",
+    "UnitFactory",
+    "UnitViews",
+    "screens_and_measurements",
+]
+
+#: The observation of ``E`` envs as the shared buffers hold it: one array for a ``Box`` space,
+#: one array per key for a ``Dict`` space (each ``[E, ...]``).
+Observations = np.ndarray | dict[str, np.ndarray]
 
 
 @dataclass
@@ -26,8 +39,9 @@ class UnitViews:
     """Views of one unit's envs in every shared field the unit writes (``E`` envs).
 
     Attributes:
-        obs: ``[E, C, H, W]`` uint8 screens.
-        meas: ``[E, M]`` float32 measurements, or None when the scenario has none enabled.
+        obs: The observations, shaped and typed as the factory's observation space says (Doom:
+            ``[E, C, H, W]`` uint8 screens, or ``{"screen", "measurements"}`` with
+            measurements enabled; see :func:`screens_and_measurements`).
         reward: ``[E]`` float32 reward of the last step.
         terminated: ``[E]`` bool.
         truncated: ``[E]`` bool.
@@ -36,8 +50,7 @@ class UnitViews:
         episode_length: ``[E]`` int32 steps so far in the running episode.
     """
 
-    obs: np.ndarray
-    meas: np.ndarray | None
+    obs: Observations
     reward: np.ndarray
     terminated: np.ndarray
     truncated: np.ndarray
@@ -79,9 +92,9 @@ class UnitFactory(Protocol):
     Attributes:
         envs_per_unit: Envs of every unit it builds.
         variable_names: Names of the ``variables`` columns, identical for every unit.
-        options: Stepping and observation options of every env.
-        num_measurements: Length of an env's measurements (used when ``options.measurements``).
-        action_space: Every env's action space (``Discrete`` or ``MultiDiscrete``).
+        observation_space: Every env's observation space: a ``Box`` (any shape and dtype) or a
+            ``Dict`` of them.
+        action_space: Every env's action space: ``Discrete``, ``MultiDiscrete`` or ``Box``.
         env_id: What the envs are, for error messages, e.g. ``"sf/DoomBasic-v0"``.
     """
 
@@ -91,16 +104,21 @@ class UnitFactory(Protocol):
     @property
     def variable_names(self) -> tuple[str, ...]: ...
     @property
-    def options(self) -> DoomOptions: ...
+    def observation_space(self) -> spaces.Box | spaces.Dict: ...
     @property
-    def num_measurements(self) -> int: ...
-    @property
-    def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete: ...
+    def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete | spaces.Box: ...
     @property
     def env_id(self) -> str: ...
 
     def __call__(self, unit_index: int, workdir: str) -> Unit:
         """Builds unit ``unit_index`` (global, 0-based) with its engine files under ``workdir``."""
+
+
+def screens_and_measurements(obs: Observations) -> tuple[np.ndarray, np.ndarray | None]:
+    """A Doom unit's screens and measurements (None when not enabled) in its observations."""
+    if isinstance(obs, dict):
+        return obs["screen"], obs["measurements"]
+    return obs, None
 
 
 class DoomUnit:
@@ -119,15 +137,17 @@ class DoomUnit:
             seed = int(self._seeds.integers(2**31))
         else:
             self._seeds = np.random.default_rng(seed)
-        meas = None if out.meas is None else out.meas[0]
-        self.core.reset(seed, out.obs[0], meas)
+        screens, meas = screens_and_measurements(out.obs)
+        self.core.reset(seed, screens[0], None if meas is None else meas[0])
         out.variables[0] = self.core.variables
         out.episode_return[0] = 0.0
         out.episode_length[0] = 0
 
     def step(self, actions: np.ndarray, out: UnitViews) -> bool:
-        meas = None if out.meas is None else out.meas[0]
-        reward, terminated, truncated = self.core.step(actions[0], out.obs[0], meas)
+        screens, meas = screens_and_measurements(out.obs)
+        reward, terminated, truncated = self.core.step(
+            actions[0], screens[0], None if meas is None else meas[0]
+        )
         out.reward[0] = reward
         out.terminated[0] = terminated
         out.truncated[0] = truncated
@@ -156,8 +176,8 @@ class DoomUnitFactory:
         )
 
     @property
-    def num_measurements(self) -> int:
-        return len(get_scenario(self.scenario).measurements)
+    def observation_space(self) -> spaces.Box | spaces.Dict:
+        return observation_space(self.options, len(get_scenario(self.scenario).measurements))
 
     @property
     def action_space(self) -> spaces.Discrete | spaces.MultiDiscrete:
