@@ -21,16 +21,15 @@ import argparse
 import json
 import math
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from common.policies import evaluate_best, random_policy, sf_train
+
 import sf_envs
-from sf_train.evaluation import evaluate_policy
-from sf_train.model.network import ActorCritic
 from sf_train.run.checkpoint import load_checkpoint
-from sf_train.run.folder import find_checkpoint, load_run_config
+from sf_train.run.folder import find_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 GIF_FRAMES = 180
@@ -50,28 +49,6 @@ REFERENCES: dict[str, tuple[float, str]] = {
     "sf/DoomMyWayHome-v0": (0.98, _SF2.format("doom_my_way_home")),
     "sf/DoomDeadlyCorridor-v0": (17.08 / 0.01, _SF2.format("doom_deadly_corridor")),
 }
-
-
-def _sf_train(*args: str, logs: bool = False) -> str:
-    """What ``sf-train ARGS`` printed: its output, and with ``logs`` its log lines too."""
-    command = [sys.executable, "-m", "sf_train.cli", *args]
-    stderr = subprocess.STDOUT if logs else None
-    return subprocess.run(
-        command, check=True, text=True, stdout=subprocess.PIPE, stderr=stderr
-    ).stdout
-
-
-def _random_policy(run_dir: Path, episodes: int, seed: int) -> dict[str, Any]:
-    """A policy whose logits are all zero, sampled: uniform over the id's actions."""
-    cfg = load_run_config(run_dir)
-
-    def uniform(venv: Any) -> ActorCritic:
-        model = ActorCritic(venv.single_observation_space, venv.single_action_space, cfg.model)
-        model.actor.weight.data.zero_()
-        model.actor.bias.data.zero_()
-        return model
-
-    return evaluate_policy(cfg, uniform, episodes, greedy=False, seed=seed).summary()
 
 
 def _last_scalar(run_dir: Path, tag: str) -> float | None:
@@ -97,13 +74,13 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     train = ["train", "--env", env_id, "--run-dir", str(run_dir), "--frames", str(10**12)]
     train += ["--seconds", str(args.minutes * 60), "--seed", str(args.seed)]
-    log = _sf_train(*train, logs=True)
+    log = sf_train(*train, logs=True)
     wall = time.perf_counter() - started
     (run_dir / "train.log").write_text(log)
     gif = Path(args.out) / "gifs" / f"{name}.gif"
     if not args.no_gif:
         gif.parent.mkdir(parents=True, exist_ok=True)
-        _sf_train("enjoy", str(run_dir), "--out", str(gif), "--checkpoint", "best")
+        sf_train("enjoy", str(run_dir), "--out", str(gif), "--checkpoint", "best")
         thin_gif(gif)
     return {
         "env": env_id,
@@ -121,12 +98,8 @@ def score_id(env_id: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def evaluate_id(run_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
     """The row's evaluations: the best checkpoint's and the random policy's."""
-    evaluated = json.loads(
-        _sf_train(
-            "eval", str(run_dir), "--episodes", str(args.episodes), "--checkpoint", "best", "--json"
-        )
-    )
-    random = _random_policy(run_dir, args.episodes, seed=args.seed + 1)
+    evaluated = evaluate_best(run_dir, args.episodes)
+    random = random_policy(run_dir, args.episodes, seed=args.seed + 1)
     return {"best": evaluated, "random": random, "evaluated_commit": _commit()}
 
 

@@ -8,6 +8,7 @@ import ``from common.MODULE import ...``; those in ``benchmarks/peers/`` put ``b
   (``--baseline REF``).
 - ``cpu_time``: where the CPU went, from ``/proc``: engines, other processes, this process's
   threads.
+- ``policies``: a run's best checkpoint and a random policy evaluated in the env's units.
 - ``free_game``: ``sf-bench/FreeBasic-v0``, the real vector engine over units that cost nothing.
 - ``match_timing``: match steps over a timed window with their CPU; the engines' spin modes.
 - ``raw_vizdoom``: the raw limit, bare ``DoomGame`` s in parallel processes.

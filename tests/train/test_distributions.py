@@ -114,3 +114,30 @@ def test_uniform_divergence_grows_without_bound_where_the_entropy_flattens():
     (h5, d5), (h20, d20) = slopes
     assert h20 < 1e-5 < h5
     assert d5 > d20 == pytest.approx(3 / 4, abs=1e-4)
+
+
+def test_the_gaussian_of_a_box_space_matches_torchs_normal():
+    from torch.distributions import Independent, Normal
+
+    from sf_train.model.distributions import GaussianDistribution, action_distribution
+
+    dist = action_distribution(spaces.Box(-2.0, 2.0, (3,)))
+    assert isinstance(dist, GaussianDistribution) and dist.num_logits == 6
+    assert dist.action_shape == (3,) and dist.action_dtype == torch.float32
+    logits = torch.randn(4, 5, 6)
+    logits[0, 0, 3] = -50.0  # a log std below the range is held at -5
+    mean, log_std = logits.chunk(2, dim=-1)
+    normal = Independent(Normal(mean, log_std.clamp(-5.0, 2.0).exp()), 1)
+    actions = dist.sample(logits, torch.Generator().manual_seed(0))
+    assert actions.shape == (4, 5, 3)
+    torch.testing.assert_close(dist.log_prob(logits, actions), normal.log_prob(actions))
+    torch.testing.assert_close(dist.entropy(logits), normal.entropy())
+    torch.testing.assert_close(dist.mode(logits), mean)
+    greedy, log_p = dist.choose(logits, greedy=True)
+    torch.testing.assert_close(log_p, normal.log_prob(greedy))
+    # Samples spread as the log std says.
+    wide = torch.tensor([[0.0, 1.0]]).expand(20000, 2)
+    draws = action_distribution(spaces.Box(-1.0, 1.0, (1,))).sample(wide)
+    assert abs(draws.std().item() - torch.e) < 0.05
+    with pytest.raises(ValueError, match=r"uniform_kl.*discrete actions"):
+        dist.uniform_divergence(logits)

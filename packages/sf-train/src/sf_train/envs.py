@@ -1,23 +1,34 @@
 """The one place that turns an :class:`EnvConfig` into environments.
 
-Any gymnasium id whose registration has a ``vector_entry_point`` with the engine's async
-``send``/``recv`` face (:class:`~sf_train.sampling.protocols.AsyncVectorEnv`): the
-``sf/Doom*-v0`` ids of sf-envs, or ``MODULE:ID``, which imports MODULE so that it registers
-ID, as ``gymnasium.make`` does. Every env is given the same keyword arguments: ``frame_skip``, ``obs_size``,
-``grayscale`` and the ``env_options``; frames are counted as agent steps x ``frame_skip``.
+Two kinds of gymnasium ids (``MODULE:ID`` first imports MODULE so that it registers ID, as
+``gymnasium.make`` does):
+
+- *engine ids*, whose registration has a ``vector_entry_point`` that takes ``batch_size`` and
+  gives the engine's async ``send``/``recv`` face
+  (:class:`~sf_train.sampling.protocols.AsyncVectorEnv`): the ``sf/Doom*-v0`` ids of sf-envs. Every env is given the same keyword arguments:
+  ``frame_skip``, ``obs_size``, ``grayscale`` and the ``env_options``; frames are counted as
+  agent steps x ``frame_skip``.
+- *any other id* (``CartPole-v1``, a user's own env): the sf-envs engine hosts it
+  (:func:`sf_envs.vector.make_gym_vec`), made with the ``env_options`` alone; the Doom options
+  do not apply, and a frame is an agent step (:func:`frames_per_step`).
+
 The vector env also gets ``step_timeout_s`` and ``max_restarts`` (the sf-envs engine's names)
 when ``worker_timeout`` / ``worker_max_restarts`` are set.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 from typing import Any, cast
 
 import gymnasium as gym
-from gymnasium.envs.registration import EnvSpec
+from gymnasium.envs.registration import EnvSpec, load_env_creator
 
 from sf_envs.errors import OptionError
+from sf_envs.vector.gym_unit import make_gym_env
+from sf_envs.vector.make import make_gym_vec
 from sf_train.config.schema import EnvConfig
 from sf_train.sampling.protocols import AsyncVectorEnv
 
@@ -25,17 +36,38 @@ __all__ = [
     "agents_per_game",
     "env_kwargs",
     "env_spec",
+    "frames_per_step",
     "game_variable_names",
+    "hosted_by_engine",
     "make_env",
     "make_match_env",
     "make_single_env",
 ]
 
 
+@functools.lru_cache(maxsize=64)
+def hosted_by_engine(env_id: str) -> bool:
+    """Whether ``env_id`` brings its own engine (its vector entry point takes ``batch_size``
+    for the async face, as the sf-envs Doom ids' does), rather than being hosted through
+    :func:`sf_envs.vector.make_gym_vec` (e.g. CartPole, whose own vector env is synchronous)."""
+    entry = env_spec(env_id).vector_entry_point
+    if entry is None:
+        return False
+    creator = load_env_creator(entry) if isinstance(entry, str) else entry
+    return "batch_size" in inspect.signature(creator).parameters
+
+
+def frames_per_step(cfg: EnvConfig) -> int:
+    """Env frames one agent step counts for: ``frame_skip`` for engine ids, else 1."""
+    return cfg.frame_skip if hosted_by_engine(cfg.env) else 1
+
+
 def env_kwargs(cfg: EnvConfig) -> dict[str, Any]:
-    """The keyword arguments every env of ``cfg`` is made with (``frame_skip``, ``obs_size``,
-    ``grayscale`` and the ``env_options``): an exported policy carries them, so that what
-    plays it makes the env it was trained on."""
+    """The keyword arguments every env of ``cfg`` is made with (for engine ids ``frame_skip``,
+    ``obs_size``, ``grayscale`` and the ``env_options``; else the ``env_options``): an
+    exported policy carries them, so that what plays it makes the env it was trained on."""
+    if not hosted_by_engine(cfg.env):
+        return cfg.options()
     return {
         **cfg.options(),
         "frame_skip": cfg.frame_skip,
@@ -89,12 +121,19 @@ def make_env(
         engine["step_timeout_s"] = cfg.worker_timeout
     if cfg.worker_max_restarts is not None:
         engine["max_restarts"] = cfg.worker_max_restarts
+    workers = max(1, min(cfg.num_workers, n // agents_per_game(cfg)))
+    # copy=False: the sampler consumes each batch before sending its actions.
+    if not hosted_by_engine(cfg.env):
+        hosted = make_gym_vec(
+            cfg.env, n, b, env_kwargs=cfg.options(), num_workers=workers, copy=False, **engine
+        )
+        return cast(AsyncVectorEnv, hosted)
     venv = gym.make_vec(
         cfg.env,
         num_envs=n,
         batch_size=b,
-        copy=False,  # the sampler consumes each batch before sending its actions
-        num_workers=max(1, min(cfg.num_workers, n // agents_per_game(cfg))),
+        copy=False,
+        num_workers=workers,
         **engine,
         **env_kwargs(cfg),
     )
@@ -120,6 +159,8 @@ def make_single_env(cfg: EnvConfig, render_mode: str | None = "rgb_array") -> gy
     """
     if agents_per_game(cfg) > 1:
         raise ValueError(f"{cfg.env} has several agents per game: use make_match_env")
+    if not hosted_by_engine(cfg.env):
+        return make_gym_env(cfg.env, {"render_mode": render_mode, **cfg.options()})
     return gym.make(cfg.env, render_mode=render_mode, **env_kwargs(cfg))
 
 

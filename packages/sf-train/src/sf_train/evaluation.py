@@ -23,6 +23,7 @@ from sf_envs.errors import OptionError
 from sf_train.config.schema import Config
 from sf_train.envs import (
     agents_per_game,
+    frames_per_step,
     game_variable_names,
     make_env,
     make_match_env,
@@ -303,7 +304,7 @@ def record_video(
             returns.append(total)
     finally:
         env.close()
-    rate = fps or float(env.metadata.get("render_fps", 35)) / cfg.env.frame_skip
+    rate = fps or float(env.metadata.get("render_fps", 35)) / frames_per_step(cfg.env)
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".gif":
         imageio.mimwrite(out, frames, duration=1000.0 / rate, loop=0)

@@ -44,6 +44,7 @@ from torch import Tensor, nn
 from sf_envs.errors import OptionError
 from sf_train.config.schema import Config
 from sf_train.envs import agents_per_game, env_kwargs, make_match_env, make_single_env
+from sf_train.model.distributions import ActionDistribution
 from sf_train.model.network import ActorCritic, Obs
 from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import find_checkpoint, load_run_config
@@ -163,11 +164,17 @@ def export_onnx(
     model = ActorCritic(observation_space, action_space, cfg.model)
     model.load_state_dict(state["model"])
     model.eval()
+    dist = model.action_dist
+    if not isinstance(dist, ActionDistribution):
+        raise ValueError(
+            f"{cfg.env.env} has Box actions: the export writes the categorical heads of "
+            "discrete actions only"
+        )
     metadata = {
         "sf.env_id": cfg.env.env,
         "sf.env_kwargs": env_kwargs(cfg.env),
-        "sf.action_nvec": model.action_dist.nvec,
-        "sf.action_starts": model.action_dist.starts,
+        "sf.action_nvec": dist.nvec,
+        "sf.action_starts": dist.starts,
         "sf.greedy": cfg.run.eval_greedy,
         "sf.checkpoint": str(path),
     }

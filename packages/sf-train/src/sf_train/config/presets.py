@@ -18,9 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig
+from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, RunConfig
 
-__all__ = ["ENV_PRESETS", "PRESETS", "exploration", "measurements", "preset_for", "sample_factory"]
+__all__ = [
+    "ENV_PRESETS",
+    "PRESETS",
+    "control",
+    "exploration",
+    "measurements",
+    "preset_for",
+    "sample_factory",
+]
 
 
 def sample_factory() -> Config:
@@ -85,11 +93,33 @@ def exploration() -> Config:
     return Config(algo=AlgoConfig(entropy_coef=0.01))
 
 
+def control() -> Config:
+    """For control from state vectors with a reward every step (Gymnasium's classic control):
+    a shorter horizon (gamma 0.95, lambda 0.95), ten epochs over each batch, rewards scaled by
+    0.1, no entropy bonus, 300k frames (agent steps).
+
+    With the defaults, Pendulum-v1 evaluated a mean of -758 after 300k frames (a random policy:
+    about -1200); gamma 0.9 and lambda 0.95 gave -287, and gamma 0.95 with ten epochs -191 (IQM
+    -175 [-200, -152]), sampled, 100 episodes. CartPole-v1 reaches 500 with either the defaults
+    or this preset."""
+    return Config(
+        algo=AlgoConfig(
+            gamma=0.95,
+            trace_lambda=0.95,
+            num_epochs=10,
+            reward_scale=0.1,
+            entropy_coef=0.0,
+        ),
+        run=RunConfig(frames=300_000),
+    )
+
+
 PRESETS: dict[str, Callable[[], Config]] = {
     "default": Config,
     "sample-factory": sample_factory,
     "measurements": measurements,
     "exploration": exploration,
+    "control": control,
 }
 """Preset names and the functions that build them."""
 
@@ -98,6 +128,8 @@ ENV_PRESETS: dict[str, str] = {
     "sf/DoomHealthGathering-v0": "measurements",
     "sf/DoomHealthGatheringSupreme-v0": "measurements",
     "sf/DoomMyWayHome-v0": "exploration",
+    "CartPole-v1": "control",
+    "Pendulum-v1": "control",
 }
 """The preset ``sf-train train --env ID`` starts from when no ``--preset`` is given, for the ids
 whose task family needs more than the defaults (measured on the scoreboard,

@@ -95,7 +95,8 @@ class EnvConfig:
 
 @dataclass
 class ModelConfig:
-    """The actor-critic network: conv encoder, optional measurements MLP and GRU, two heads."""
+    """The actor-critic network: conv encoder (or MLP for vectors), optional measurements MLP
+    and GRU, two heads."""
 
     conv_channels: tuple[int, ...] = (16, 32)
     """Output channels of each conv layer (ELU after each), one entry per layer."""
@@ -107,6 +108,9 @@ class ModelConfig:
     """Width of the fully connected layer after the conv stack."""
     measurements_size: int = 64
     """Width of the MLP over the measurements vector (used when observations have one)."""
+    mlp_sizes: tuple[int, ...] = (64, 64)
+    """Widths of the MLP (tanh after each layer) that encodes vector observations, the whole
+    observation of envs such as CartPole (screens go through the conv stack instead)."""
     rnn: bool = False
     """Use a GRU core, so the policy can remember what has left the screen; it adds compute to
     every step, which scenarios that show everything on screen can do without."""
@@ -118,7 +122,8 @@ class ModelConfig:
     that mean and std for every pixel of every channel (Sample Factory's input normalisation),
     so what never changes on screen fades to zero."""
     normalize_measurements: bool = True
-    """Normalise measurements with a running per-entry mean and std, saved with the model."""
+    """Normalise measurements and vector observations with a running per-entry mean and std,
+    saved with the model."""
     normalize_values: bool = False
     """The critic predicts values in units of a running mean and std of its V-trace targets
     (saved with the model) and learns in those units, so its loss has the same scale whatever

@@ -1,13 +1,18 @@
-"""Categorical action distributions for Discrete, MultiDiscrete and Tuple-of-Discrete spaces.
+"""Action distributions: categorical for Discrete, MultiDiscrete and Tuple-of-Discrete spaces,
+Gaussian for Box spaces.
 
-All three are handled as a product of independent categoricals over one flat logits vector
-split into ``nvec`` groups, so the model's actor head is a single linear layer of
+The three discrete spaces are handled as a product of independent categoricals over one flat
+logits vector split into ``nvec`` groups, so the model's actor head is a single linear layer of
 ``sum(nvec)`` outputs whatever the space. Doom's composite actions (move x turn x attack) are
-MultiDiscrete or Tuple spaces; plain scenarios use Discrete.
+MultiDiscrete or Tuple spaces; plain scenarios use Discrete. A Box space gets a diagonal
+Gaussian whose "logits" are its means and log standard deviations, both from the actor head
+(the spread follows the state, as Sample Factory's default for continuous actions does).
+:func:`action_distribution` picks the one a space needs.
 """
 
 from __future__ import annotations
 
+import math
 from typing import cast
 
 import numpy as np
@@ -15,7 +20,7 @@ import torch
 from gymnasium import spaces
 from torch import Tensor
 
-__all__ = ["ActionDistribution"]
+__all__ = ["ActionDistribution", "GaussianDistribution", "action_distribution"]
 
 
 class ActionDistribution:
@@ -41,6 +46,8 @@ class ActionDistribution:
     """The space's ``start`` of each sub-action: action ``k`` of a head is ``starts[i] + k``."""
     action_shape: tuple[int, ...]
     """Shape of one action: ``()`` for Discrete, ``(K,)`` otherwise."""
+    action_dtype = torch.int64
+    """The dtype of the actions it gives."""
 
     def __init__(self, space: spaces.Space) -> None:
         if isinstance(space, spaces.Discrete):
@@ -64,7 +71,7 @@ class ActionDistribution:
         else:
             raise TypeError(
                 f"unsupported action space {space}: use Discrete, MultiDiscrete or a Tuple of "
-                "Discrete spaces"
+                "Discrete spaces (a Box takes GaussianDistribution: see action_distribution)"
             )
         self.nvec = tuple(nvec)
         self.starts = tuple(starts)
@@ -159,3 +166,88 @@ def _summed_log_probs(groups: list[Tensor], indices: list[Tensor]) -> Tensor:
             for g, i in zip(groups, indices, strict=True)
         ),
     )
+
+
+#: The range a Gaussian's log standard deviation is held to: from a near-deterministic policy
+#: to one that spreads over several units of a typical [-1, 1] action.
+_LOG_STD_RANGE = (-5.0, 2.0)
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+class GaussianDistribution:
+    """A diagonal Gaussian over a Box space's actions; the same interface as
+    :class:`ActionDistribution`.
+
+    Logits are ``[..., 2 * D]``: the means, then the log standard deviations (clamped to
+    ``[-5, 2]``). Actions are float32 ``[..., D]``, unbounded: the env (or the engine, which
+    clips to the space's bounds) keeps them in range, so their log-probabilities stay those of
+    the Gaussian that drew them.
+
+    Example:
+        >>> dist = GaussianDistribution(spaces.Box(-2, 2, (1,)))
+        >>> dist.sample(torch.zeros(5, dist.num_logits)).shape
+        torch.Size([5, 1])
+    """
+
+    action_dtype = torch.float32
+
+    def __init__(self, space: spaces.Box) -> None:
+        if len(space.shape) != 1:
+            raise ValueError(f"Box actions of shape {space.shape}: use a 1-D Box (D,)")
+        self.action_shape: tuple[int, ...] = space.shape
+        self.num_logits = 2 * space.shape[0]
+
+    def _split(self, logits: Tensor) -> tuple[Tensor, Tensor]:
+        if logits.shape[-1] != self.num_logits:
+            raise ValueError(
+                f"logits have {logits.shape[-1]} entries in the last dimension but "
+                f"{self.action_shape} Gaussian actions need {self.num_logits}"
+            )
+        mean, log_std = logits.float().chunk(2, dim=-1)
+        return mean, log_std.clamp(*_LOG_STD_RANGE)
+
+    def choose(
+        self, logits: Tensor, generator: torch.Generator | None = None, greedy: bool = False
+    ) -> tuple[Tensor, Tensor]:
+        """Actions (sampled, or the means with ``greedy``) and their log-probabilities."""
+        with torch.no_grad():
+            mean, log_std = self._split(logits)
+            if greedy:
+                actions = mean
+            else:
+                noise = torch.randn(mean.shape, generator=generator, device=mean.device)
+                actions = mean + noise * log_std.exp()
+            return actions, self._log_prob(mean, log_std, actions)
+
+    def sample(self, logits: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        return self.choose(logits, generator)[0]
+
+    def mode(self, logits: Tensor) -> Tensor:
+        return self.choose(logits, greedy=True)[0]
+
+    @staticmethod
+    def _log_prob(mean: Tensor, log_std: Tensor, actions: Tensor) -> Tensor:
+        z = (actions - mean) * torch.exp(-log_std)
+        return (-0.5 * z.square() - log_std - _HALF_LOG_2PI).sum(-1)
+
+    def log_prob(self, logits: Tensor, actions: Tensor) -> Tensor:
+        """Log-density of ``actions``, summed over their dimensions."""
+        return self._log_prob(*self._split(logits), actions.float())
+
+    def entropy(self, logits: Tensor) -> Tensor:
+        """Differential entropy, summed over the action's dimensions."""
+        return (self._split(logits)[1] + 0.5 + _HALF_LOG_2PI).sum(-1)
+
+    def uniform_divergence(self, logits: Tensor) -> Tensor:
+        """Not defined: there is no uniform policy over an unbounded Gaussian."""
+        raise ValueError(
+            "exploration='uniform_kl' needs discrete actions; use exploration='entropy' for Box "
+            "actions"
+        )
+
+
+def action_distribution(space: spaces.Space) -> ActionDistribution | GaussianDistribution:
+    """The distribution for ``space``: Gaussian for a Box, categorical otherwise."""
+    if isinstance(space, spaces.Box):
+        return GaussianDistribution(space)
+    return ActionDistribution(space)

@@ -1,8 +1,10 @@
-"""The actor-critic network: conv encoder, optional measurements MLP, optional GRU, two heads.
+"""The actor-critic network: an encoder that follows the observation, optional GRU, two heads.
 
-Observations are either a uint8 screen ``(C, H, W)`` or a dict with keys ``"screen"`` (uint8
-``(C, H, W)``) and ``"measurements"`` (float32 ``(M,)``, e.g. health and ammo). Normalisation
-lives inside the model (as buffers), so a checkpoint is all that evaluation needs.
+Observations are a uint8 screen ``(C, H, W)`` (a conv encoder), a dict with keys ``"screen"``
+(uint8 ``(C, H, W)``) and ``"measurements"`` (float32 ``(M,)``, e.g. health and ammo; a small
+MLP beside the conv encoder), or a vector ``(D,)`` of any numeric dtype (an MLP encoder, for
+envs such as CartPole). Normalisation lives inside the model (as buffers), so a checkpoint is
+all that evaluation needs.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from gymnasium import spaces
 from torch import Tensor, nn
 
 from sf_train.config.schema import ModelConfig
-from sf_train.model.distributions import ActionDistribution
+from sf_train.model.distributions import action_distribution
 from sf_train.model.gru import unroll
 from sf_train.model.int8 import Int8Layers
 from sf_train.model.normalize import RunningMeanStd
@@ -25,7 +27,8 @@ from sf_train.model.normalize import RunningMeanStd
 __all__ = ["ActorCritic", "Obs", "PolicyOutput"]
 
 Obs = Tensor | dict[str, Tensor]
-"""A batch of observations: a uint8 screen tensor, or a dict of "screen" and "measurements"."""
+"""A batch of observations: a uint8 screen tensor, a vector tensor, or a dict of "screen" and
+"measurements"."""
 
 
 class PolicyOutput(NamedTuple):
@@ -42,7 +45,8 @@ class PolicyOutput(NamedTuple):
     rnn_state: Tensor
 
 
-def _screen_space(observation_space: spaces.Space) -> tuple[spaces.Box, spaces.Box | None]:
+def _input_spaces(observation_space: spaces.Space) -> tuple[spaces.Box | None, spaces.Box | None]:
+    """The screen and the vector (measurements, or the whole observation) a space holds."""
     if isinstance(observation_space, spaces.Dict):
         if "screen" not in observation_space.spaces:
             raise ValueError(
@@ -50,9 +54,11 @@ def _screen_space(observation_space: spaces.Space) -> tuple[spaces.Box, spaces.B
                 "the encoder needs a uint8 (C, H, W) 'screen'"
             )
         screen = observation_space["screen"]
-        measurements = observation_space.spaces.get("measurements")
+        vector = observation_space.spaces.get("measurements")
+    elif isinstance(observation_space, spaces.Box) and len(observation_space.shape) == 1:
+        return None, observation_space
     else:
-        screen, measurements = observation_space, None
+        screen, vector = observation_space, None
     if not (
         isinstance(screen, spaces.Box)
         and screen.dtype == "uint8"
@@ -60,14 +66,12 @@ def _screen_space(observation_space: spaces.Space) -> tuple[spaces.Box, spaces.B
         and len(screen.shape) == 3
     ):
         raise ValueError(
-            f"screen space {screen} is not a uint8 Box of shape (C, H, W); make the env emit "
-            "channel-first uint8 frames"
+            f"observation space {screen} is neither a uint8 Box of shape (C, H, W) nor a 1-D "
+            "Box: make the env emit channel-first uint8 frames or flat vectors"
         )
-    if measurements is not None and not (
-        isinstance(measurements, spaces.Box) and len(measurements.shape) == 1
-    ):
-        raise ValueError(f"measurements space {measurements} must be a 1-D Box (M,)")
-    return screen, measurements
+    if vector is not None and not (isinstance(vector, spaces.Box) and len(vector.shape) == 1):
+        raise ValueError(f"measurements space {vector} must be a 1-D Box (M,)")
+    return screen, vector
 
 
 def _init_linear(layer: nn.Linear | nn.Conv2d, gain: float) -> None:
@@ -77,11 +81,13 @@ def _init_linear(layer: nn.Linear | nn.Conv2d, gain: float) -> None:
 
 
 class ActorCritic(nn.Module):
-    """Shared-trunk actor-critic for pixel observations.
+    """Shared-trunk actor-critic for pixel or vector observations.
 
     Args:
-        observation_space: The single-env observation space (Box uint8 ``(C, H, W)`` or Dict).
-        action_space: The single-env action space (Discrete, MultiDiscrete, Tuple of Discrete).
+        observation_space: The single-env observation space: Box uint8 ``(C, H, W)``, a 1-D
+            Box, or a Dict of "screen" and "measurements".
+        action_space: The single-env action space (Discrete, MultiDiscrete, Tuple of Discrete,
+            or a 1-D Box for Gaussian actions).
         cfg: Layer sizes and normalisation options.
 
     Example:
@@ -97,45 +103,28 @@ class ActorCritic(nn.Module):
         self, observation_space: spaces.Space, action_space: spaces.Space, cfg: ModelConfig
     ) -> None:
         super().__init__()
-        screen, measurements = _screen_space(observation_space)
+        screen, vector = _input_spaces(observation_space)
         self.cfg = cfg
         self.dict_obs = isinstance(observation_space, spaces.Dict)
-        self.action_dist = ActionDistribution(action_space)
-
-        channels = screen.shape[0]
-        layers: list[nn.Module] = []
-        for out_channels, k, s in zip(
-            cfg.conv_channels, cfg.conv_kernels, cfg.conv_strides, strict=True
-        ):
-            conv = nn.Conv2d(channels, out_channels, k, s)
-            _init_linear(conv, math.sqrt(2))
-            layers += [conv, nn.ELU()]
-            channels = out_channels
-        self.conv = nn.Sequential(*layers, nn.Flatten())
-        try:
-            with torch.no_grad():
-                conv_out = self.conv(torch.zeros(1, *screen.shape)).shape[1]
-        except RuntimeError as e:
-            raise ValueError(
-                f"the conv stack (kernels {cfg.conv_kernels}, strides {cfg.conv_strides}) does "
-                f"not fit a {tuple(screen.shape)} screen: use smaller kernels/strides, fewer "
-                "layers or larger observations"
-            ) from e
-        self.fc = nn.Linear(conv_out, cfg.fc_size)
-        _init_linear(self.fc, math.sqrt(2))
-        features = cfg.fc_size
-
-        norm_shape = {"running": (), "per_pixel": tuple(screen.shape)}.get(cfg.screen_norm)
-        self.screen_norm = None if norm_shape is None else RunningMeanStd(norm_shape)
+        self.action_dist = action_distribution(action_space)
+        self.conv: nn.Sequential | None = None
+        self.fc: nn.Linear | None = None
+        self.screen_norm: RunningMeanStd | None = None
+        self.vector_mlp: nn.Sequential | None = None
+        self.vector_norm: RunningMeanStd | None = None
         self.measurements_mlp: nn.Linear | None = None
         self.measurements_norm: RunningMeanStd | None = None
-        if measurements is not None:
-            size = measurements.shape[0]
-            self.measurements_mlp = nn.Linear(size, cfg.measurements_size)
-            _init_linear(self.measurements_mlp, math.sqrt(2))
-            if cfg.normalize_measurements:
-                self.measurements_norm = RunningMeanStd((size,))
-            features += cfg.measurements_size
+        if screen is None:
+            features = self._build_vector_encoder(cast(spaces.Box, vector).shape[0])
+        else:
+            features = self._build_screen_encoder(screen.shape)
+            if vector is not None:
+                size = vector.shape[0]
+                self.measurements_mlp = nn.Linear(size, cfg.measurements_size)
+                _init_linear(self.measurements_mlp, math.sqrt(2))
+                if cfg.normalize_measurements:
+                    self.measurements_norm = RunningMeanStd((size,))
+                features += cfg.measurements_size
 
         self.rnn_size = cfg.rnn_size if cfg.rnn else 0
         self.rnn = nn.GRUCell(features, cfg.rnn_size) if cfg.rnn else None
@@ -150,40 +139,92 @@ class ActorCritic(nn.Module):
         """An int8 acting copy's FC layer and GRU (see :meth:`acting_copy`); None in float.
         Not part of the state dict."""
 
+    def _build_screen_encoder(self, shape: tuple[int, ...]) -> int:
+        """The conv stack and FC layer over screens of ``shape``; returns the feature width."""
+        cfg = self.cfg
+        channels = shape[0]
+        layers: list[nn.Module] = []
+        for out_channels, k, s in zip(
+            cfg.conv_channels, cfg.conv_kernels, cfg.conv_strides, strict=True
+        ):
+            conv = nn.Conv2d(channels, out_channels, k, s)
+            _init_linear(conv, math.sqrt(2))
+            layers += [conv, nn.ELU()]
+            channels = out_channels
+        self.conv = nn.Sequential(*layers, nn.Flatten())
+        try:
+            with torch.no_grad():
+                conv_out = self.conv(torch.zeros(1, *shape)).shape[1]
+        except RuntimeError as e:
+            raise ValueError(
+                f"the conv stack (kernels {cfg.conv_kernels}, strides {cfg.conv_strides}) does "
+                f"not fit a {tuple(shape)} screen: use smaller kernels/strides, fewer "
+                "layers or larger observations"
+            ) from e
+        self.fc = nn.Linear(conv_out, cfg.fc_size)
+        _init_linear(self.fc, math.sqrt(2))
+        norm_shape = {"running": (), "per_pixel": tuple(shape)}.get(cfg.screen_norm)
+        self.screen_norm = None if norm_shape is None else RunningMeanStd(norm_shape)
+        return cfg.fc_size
+
+    def _build_vector_encoder(self, size: int) -> int:
+        """The MLP over vector observations of ``size`` entries; returns the feature width."""
+        cfg = self.cfg
+        layers: list[nn.Module] = []
+        width = size
+        for out in cfg.mlp_sizes:
+            linear = nn.Linear(width, out)
+            _init_linear(linear, math.sqrt(2))
+            layers += [linear, nn.Tanh()]
+            width = out
+        self.vector_mlp = nn.Sequential(*layers)
+        if cfg.normalize_measurements:
+            self.vector_norm = RunningMeanStd((size,))
+        return width
+
     def initial_state(self, batch_size: int, device: torch.device | str = "cpu") -> Tensor:
         """Zero recurrent state, ``[batch_size, rnn_size]`` (``[batch_size, 0]`` without GRU)."""
         return torch.zeros(batch_size, self.rnn_size, device=device)
 
-    def _split(self, obs: Obs) -> tuple[Tensor, Tensor | None]:
+    def _split(self, obs: Obs) -> tuple[Tensor | None, Tensor | None]:
+        """The screen and the vector (measurements, or the whole observation) of ``obs``."""
         if self.dict_obs:
             if not isinstance(obs, dict):
                 raise TypeError("this model was built for Dict observations: pass a dict")
             return obs["screen"], obs.get("measurements")
         if isinstance(obs, dict):
-            raise TypeError("this model was built for a screen Box: pass the screen tensor")
-        return obs, None
+            raise TypeError("this model was built for a Box observation: pass one tensor")
+        return (None, obs) if self.vector_mlp is not None else (obs, None)
 
     @torch.no_grad()
     def update_normalizers(self, obs: Obs) -> None:
         """Adds a batch of observations (any leading shape) to the running statistics."""
-        screen, measurements = self._split(obs)
+        screen, vector = self._split(obs)
         if self.screen_norm is not None:
-            self.screen_norm.update(screen)
-        if self.measurements_norm is not None and measurements is not None:
-            self.measurements_norm.update(measurements)
+            self.screen_norm.update(cast(Tensor, screen))  # a screen model's
+        if vector is not None:
+            norm = self.vector_norm if self.vector_mlp is not None else self.measurements_norm
+            if norm is not None:
+                norm.update(vector.float())
 
     def encode(self, obs: Obs) -> Tensor:
         """Features before the core, ``[N, features]``, for a flat batch of observations."""
-        screen, measurements = self._split(obs)
-        dtype = self.fc.weight.dtype  # bfloat16 in a sampler's copy (see acting_copy)
+        screen, vector = self._split(obs)
+        dtype = self.actor.weight.dtype  # bfloat16 in a sampler's copy (see acting_copy)
+        if self.vector_mlp is not None:
+            v = cast(Tensor, vector).float()
+            if self.vector_norm is not None:
+                v = self.vector_norm(v)
+            return self.vector_mlp(v.to(dtype))
+        screen = cast(Tensor, screen)
         if self.screen_norm is not None:
             x = self.screen_norm(screen)
         else:
             x = screen.float() * (1.0 / 255.0)
-        fc = self.fc if self.int8 is None else self.int8.fc
-        x = nn.functional.elu(fc(self.conv(x.to(dtype))))
+        fc = cast(nn.Linear, self.fc) if self.int8 is None else self.int8.fc
+        x = nn.functional.elu(fc(cast(nn.Sequential, self.conv)(x.to(dtype))))
         if self.measurements_mlp is not None:
-            m = cast(Tensor, measurements).float()  # a measurements model gets them
+            m = cast(Tensor, vector).float()  # a measurements model gets them
             if self.measurements_norm is not None:
                 m = self.measurements_norm(m)
             x = torch.cat([x, nn.functional.elu(self.measurements_mlp(m.to(dtype)))], dim=-1)
@@ -227,7 +268,16 @@ class ActorCritic(nn.Module):
         return copy_
 
     def pack_int8(self) -> Int8Layers:
-        """This model's FC layer and GRU as int8 layers (see :mod:`sf_train.model.int8`)."""
+        """This model's FC layer and GRU as int8 layers (see :mod:`sf_train.model.int8`).
+
+        Raises:
+            ValueError: For a model of vector observations, which has no FC layer to quantize.
+        """
+        if self.fc is None:
+            raise ValueError(
+                "int8 acting quantizes the FC layer of a screen model; this model "
+                "encodes vectors: use precision float32 or bfloat16"
+            )
         return Int8Layers(self.fc, self.rnn)
 
     def requantize(self) -> None:
@@ -255,17 +305,21 @@ class ActorCritic(nn.Module):
         Returns:
             Logits ``[T, B, num_logits]``, values ``[T, B]`` and the final state ``[B, H]``.
         """
-        screen, _ = self._split(obs)
-        T, B = screen.shape[:2]
-        # Channels-last screens make the convolutions of a training batch about a tenth faster
-        # on CPU (oneDNN); the order of the features after them is unchanged.
-        screen = screen.flatten(0, 1).contiguous(memory_format=torch.channels_last)
-        flat = (
-            {k: v.flatten(0, 1) for k, v in cast(dict[str, Tensor], obs).items()}
-            | {"screen": screen}
-            if self.dict_obs
-            else screen
-        )
+        screen, vector = self._split(obs)
+        T, B = (screen if screen is not None else cast(Tensor, vector)).shape[:2]
+        flat: Obs
+        if screen is None:
+            flat = cast(Tensor, vector).flatten(0, 1)
+        else:
+            # Channels-last screens make the convolutions of a training batch about a tenth
+            # faster on CPU (oneDNN); the order of the features after them is unchanged.
+            screen = screen.flatten(0, 1).contiguous(memory_format=torch.channels_last)
+            flat = (
+                {k: v.flatten(0, 1) for k, v in cast(dict[str, Tensor], obs).items()}
+                | {"screen": screen}
+                if self.dict_obs
+                else screen
+            )
         x = self.encode(flat).view(T, B, -1)
         if self.rnn is not None:
             keep = (~resets).to(x.dtype).unsqueeze(-1)

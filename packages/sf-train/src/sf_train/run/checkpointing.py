@@ -43,6 +43,7 @@ class Checkpointing:
         cfg: Config
         members: list[Member]
         frames: int
+        frame_skip: int
         device: torch.device
         writer: RunWriter
         _learn_lock: threading.Lock
@@ -186,7 +187,7 @@ class Checkpointing:
 
     def _steps_trained(self) -> float:
         """Env steps (of all envs) trained in this session."""
-        return (self.frames - self._train_started_frames) / self.cfg.env.frame_skip
+        return (self.frames - self._train_started_frames) / self.frame_skip
 
     def _evaluate(self, model: ActorCritic, member: Member, episodes: int) -> dict[str, Any]:
         """An unbiased evaluation of ``model`` (:meth:`EvalResult.summary`), logged under

@@ -73,6 +73,7 @@ class Reporting:
         cfg: Config
         members: list[Member]
         frames: int
+        frame_skip: int
         variable_names: tuple[str, ...]
         matches: MatchBook
         on_progress: Callable[[Progress], None] | None
@@ -101,7 +102,7 @@ class Reporting:
 
     def _record_batch(self, collected: CollectResult) -> None:
         """Logs what collecting a trajectory batch did (the trainer has counted its frames)."""
-        frame_skip = self.cfg.env.frame_skip
+        frame_skip = self.frame_skip
         self._record_faults(collected)
         now = time.perf_counter()
         self._fps_window.append((now, self.frames))
@@ -157,7 +158,7 @@ class Reporting:
 
     def _record_faults(self, collected: CollectResult) -> None:
         """Logs worker restarts and the experience they cost (also to TensorBoard)."""
-        self.dropped_frames += collected.dropped_steps * self.cfg.env.frame_skip
+        self.dropped_frames += collected.dropped_steps * self.frame_skip
         self.writer.add_scalar("perf/dropped_frames", self.dropped_frames, self.frames)
         if self._restarting is None:
             return

@@ -36,7 +36,7 @@ import torch
 
 from sf_train.algo.learner import Learner
 from sf_train.config.schema import Config, ConfigError, shaping_weights, validate
-from sf_train.envs import agents_per_game, game_variable_names, make_env
+from sf_train.envs import agents_per_game, frames_per_step, game_variable_names, make_env
 from sf_train.model.device import resolve_device
 from sf_train.model.int8 import check_int8_support
 from sf_train.model.network import ActorCritic
@@ -128,6 +128,8 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         sync = cfg.run.sync
         batch_size = cfg.env.num_envs if sync else cfg.env.batch_size
         agents = agents_per_game(cfg.env)
+        self.frame_skip = frames_per_step(cfg.env)
+        """Env frames an agent step counts for (1 for envs that are not Doom)."""
         self.num_samplers = resolve_num_samplers(cfg, agents)
         """Sampler processes (1: the sampler runs in this process's main thread)."""
         envs: AsyncVectorEnv | SamplerPool = (
@@ -410,7 +412,7 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         collected = self.sampler.collect(sources)
         if self._startup_seconds is None:
             self._startup_seconds = time.perf_counter() - self._created
-        frame_skip = self.cfg.env.frame_skip
+        frame_skip = self.frame_skip
         self.frames += collected.env_steps * frame_skip
         for member, steps in zip(self.members, collected.policy_steps.tolist(), strict=True):
             member.frames += steps * frame_skip

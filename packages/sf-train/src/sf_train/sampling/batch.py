@@ -43,7 +43,7 @@ class TrajectoryBatch:
     Attributes:
         obs: Observations ``[T + 1, B, ...]``; row ``T`` is the observation after the last
             step, whose value bootstraps V-trace. A tensor, or a dict for Dict spaces.
-        actions: Actions taken, ``[T, B, *action_shape]`` int64.
+        actions: Actions taken, ``[T, B, *action_shape]``: int64, or float32 for Box actions.
         log_probs: Behaviour-policy log-probs of the actions, ``[T, B]``.
         values: Behaviour-time value estimates, ``[T, B]`` (for value clipping).
         rewards: Rewards, ``[T, B]``.
@@ -67,6 +67,7 @@ class TrajectoryBatch:
         rnn_size: int,
         pin_memory: bool | None = None,
         policy: int = 0,
+        action_dtype: torch.dtype = torch.int64,
     ) -> None:
         pin = torch.cuda.is_available() if pin_memory is None else pin_memory
         self.T, self.B = T, B
@@ -78,8 +79,10 @@ class TrajectoryBatch:
                 for k, s in observation_space.spaces.items()
             }
         else:
-            self.obs = _alloc((T + 1, B, *_shape(observation_space)), torch.uint8, pin)
-        self.actions = _alloc((T, B, *action_shape), torch.int64, pin)
+            self.obs = _alloc(
+                (T + 1, B, *_shape(observation_space)), _torch_dtype(observation_space), pin
+            )
+        self.actions = _alloc((T, B, *action_shape), action_dtype, pin)
         self.log_probs = _alloc((T, B), torch.float32, pin)
         self.values = _alloc((T, B), torch.float32, pin)
         self.rewards = _alloc((T, B), torch.float32, pin)

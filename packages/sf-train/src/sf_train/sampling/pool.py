@@ -298,6 +298,7 @@ class SamplerPool:
                             weights.model.rnn_size,
                             policy=p,
                             pin_memory=False,
+                            action_dtype=weights.model.action_dist.action_dtype,
                         )
                     )
                     for _ in range(num_batches)

@@ -145,6 +145,7 @@ class Sampler:
                     first.action_dist.action_shape,
                     m.rnn_size,
                     policy=policy,
+                    action_dtype=first.action_dist.action_dtype,
                 )
                 for _ in range(num_batches)
             ]
@@ -329,9 +330,8 @@ class Sampler:
         """Chooses every row's action (each learning row by its policy, the opponent's rows
         by the opponent), records the learning rows' choices and sends all of them in one
         call."""
-        actions = torch.zeros(
-            (len(env_ids), *self.runner.model.action_dist.action_shape), dtype=torch.int64
-        )
+        dist = self.runner.model.action_dist
+        actions = torch.zeros((len(env_ids), *dist.action_shape), dtype=dist.action_dtype)
         learning = ~self._is_opponent[env_ids]
         opponent_rows = np.flatnonzero(~learning)
         if self.opponent is not None and len(opponent_rows):

@@ -58,7 +58,15 @@ class _StackedWeights:
 
     def __init__(self, models: Sequence[ActorCritic]) -> None:
         first = models[0]
-        convs = [[m for m in model.conv if isinstance(m, nn.Conv2d)] for model in models]
+        if first.conv is None or first.fc is None:
+            raise ValueError(
+                "several policies act together through their conv stacks; a model of vector "
+                "observations trains one policy (num_policies=1)"
+            )
+        convs = [
+            [m for m in cast(nn.Sequential, model.conv) if isinstance(m, nn.Conv2d)]
+            for model in models
+        ]
         # Policy p's output channels are p's group of the next grouped convolution's input.
         self.conv = [
             (
@@ -68,7 +76,7 @@ class _StackedWeights:
             )
             for i, layer in enumerate(convs[0])
         ]
-        self.fc = _linear([m.fc for m in models])
+        self.fc = _linear([cast(nn.Linear, m.fc) for m in models])
         self.actor = _linear([m.actor for m in models])
         self.critic = _linear([m.critic for m in models])
         self.measurements = _optional(_linear, [m.measurements_mlp for m in models])
