@@ -141,3 +141,6 @@ def test_the_gaussian_of_a_box_space_matches_torchs_normal():
     assert abs(draws.std().item() - torch.e) < 0.05
     with pytest.raises(ValueError, match=r"uniform_kl.*discrete actions"):
         dist.uniform_divergence(logits)
+    # The env gets them within its bounds; the learner keeps what was drawn.
+    sent = dist.for_env(torch.tensor([[-3.0, 0.5, 9.0]]))
+    torch.testing.assert_close(sent, torch.tensor([[-2.0, 0.5, 2.0]]))

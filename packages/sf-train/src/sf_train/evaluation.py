@@ -213,7 +213,8 @@ def evaluate_policy(
                         # A copy: the row is a view of a buffer the next episode end overwrites.
                         variables.append(np.array(final[row], dtype=np.float64))
             runner.reset(ids[np.logical_or(terminated, truncated)])
-            venv.send(runner.act(obs, ids).cpu().numpy(), ids)
+            actions = runner.model.action_dist.for_env(runner.act(obs, ids))
+            venv.send(actions.cpu().numpy(), ids)
     finally:
         venv.close()
     table = np.array(variables) if variables else np.zeros((0, len(names)))
@@ -294,7 +295,8 @@ def record_video(
             total, ended = 0.0, False
             while not ended:
                 ids = np.array([env_id[agent] for agent in obs])
-                chosen = runner.act(stack_obs(list(obs.values())), ids).cpu().numpy()
+                chosen = runner.act(stack_obs(list(obs.values())), ids)
+                chosen = runner.model.action_dist.for_env(chosen).cpu().numpy()
                 actions = {
                     a: _env_action(x, env.action_space) for a, x in zip(obs, chosen, strict=True)
                 }

@@ -99,6 +99,10 @@ class ActionDistribution:
         indices = actions - self._starts.to(actions.device)
         return list(indices.unbind(-1))
 
+    def for_env(self, actions: Tensor) -> Tensor:
+        """The actions as the env takes them: these are already in the space."""
+        return actions
+
     def sample(self, logits: Tensor, generator: torch.Generator | None = None) -> Tensor:
         """Samples one action per row of ``logits`` (Gumbel-max, no grad)."""
         return self.choose(logits, generator)[0]
@@ -179,9 +183,9 @@ class GaussianDistribution:
     :class:`ActionDistribution`.
 
     Logits are ``[..., 2 * D]``: the means, then the log standard deviations (clamped to
-    ``[-5, 2]``). Actions are float32 ``[..., D]``, unbounded: the env (or the engine, which
-    clips to the space's bounds) keeps them in range, so their log-probabilities stay those of
-    the Gaussian that drew them.
+    ``[-5, 2]``). Actions are float32 ``[..., D]``, unbounded, so that their log-probabilities
+    stay those of the Gaussian that drew them; :meth:`for_env` clips what is sent to the env to
+    the space's bounds.
 
     Example:
         >>> dist = GaussianDistribution(spaces.Box(-2, 2, (1,)))
@@ -196,6 +200,12 @@ class GaussianDistribution:
             raise ValueError(f"Box actions of shape {space.shape}: use a 1-D Box (D,)")
         self.action_shape: tuple[int, ...] = space.shape
         self.num_logits = 2 * space.shape[0]
+        self._low = torch.as_tensor(space.low, dtype=torch.float32)
+        self._high = torch.as_tensor(space.high, dtype=torch.float32)
+
+    def for_env(self, actions: Tensor) -> Tensor:
+        """The actions clipped to the space's bounds, as the env takes them."""
+        return torch.clamp(actions, self._low.to(actions.device), self._high.to(actions.device))
 
     def _split(self, logits: Tensor) -> tuple[Tensor, Tensor]:
         if logits.shape[-1] != self.num_logits:

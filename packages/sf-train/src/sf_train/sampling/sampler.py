@@ -340,7 +340,7 @@ class Sampler:
         learning_rows = np.flatnonzero(learning)
         if len(learning_rows):
             self._decide(obs, env_ids, learning_rows, actions, sources)
-        self.venv.send(actions.numpy(), env_ids)
+        self.venv.send(dist.for_env(actions).numpy(), env_ids)
 
     def _decide(
         self,
