@@ -2,8 +2,11 @@
 markdown table with its ratios, and the plot of the score against wall time and frames.
 
 A scenario is scored by one per-episode metric (:data:`METRICS`): its return in ViZDoom's
-units, or, where the contenders train on differently shaped rewards (battle), the kills the
-engine counted (``KILLCOUNT`` at the episode's end)."""
+units, or, where the contenders train on different rewards, what those rewards stand for: the
+kills the engine counted (``KILLCOUNT`` at the episode's end) on battle, whose Sample Factory
+reward is shaped; the agent steps survived on health_gathering_supreme, where ViZDoom's
+scenario pays 1 a tic and -100 at death and Sample Factory's 0.01 a tic. Best and final means
+come with their 95% bootstrap interval over the episodes (:mod:`sf_train.scores`)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,10 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from sf_train.scores import stratified_bootstrap
+
 from .supervise import Supervision
 
 #: Raw pages of the sittings (``sample_factory.py --sitting``), built but outside the docs' nav.
@@ -22,7 +29,11 @@ SITTINGS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "sittin
 __all__ = ["METRICS", "SITTINGS", "Point", "Summary", "plot", "summarize", "table", "write_sitting"]
 
 #: Metric -> how the table and the plot name its per-episode value.
-METRICS: dict[str, str] = {"return": "return", "kills": "kills/episode"}
+METRICS: dict[str, str] = {
+    "return": "return",
+    "kills": "kills/episode",
+    "survival": "steps survived/episode",
+}
 
 
 @dataclass
@@ -40,6 +51,8 @@ class Point:
 
     def scores(self, metric: str) -> list[float]:
         """The per-episode values of ``metric`` (a key of :data:`METRICS`)."""
+        if metric == "survival":
+            return [float(n) for n in self.lengths]
         return self.kills if metric == "kills" else self.returns
 
     @property
@@ -69,8 +82,10 @@ class Summary:
     peak_pss_mib: float
     final_frames: int
     best_mean: float | None
+    best_ci: tuple[float, float] | None
     best_time_s: float | None
     final_mean: float | None
+    final_ci: tuple[float, float] | None
     final_median: float | None
     final_timeouts: float | None
     target_time_s: float | None
@@ -93,6 +108,11 @@ def summarize(
     def mean(p: Point) -> float:
         return statistics.fmean(p.scores(metric))
 
+    def interval(p: Point) -> tuple[float, float]:
+        scores = np.asarray(p.scores(metric), dtype=np.float64)
+        found = stratified_bootstrap(scores, np.zeros(len(scores), np.int64), "mean")
+        return found.low, found.high
+
     rates = [
         (b.frames - a.frames) / (b.time_s - a.time_s)
         for a, b in itertools.pairwise(points)
@@ -111,8 +131,10 @@ def summarize(
         peak_pss_mib=run.peak_pss_mib,
         final_frames=last.frames if last else 0,
         best_mean=mean(best) if best else None,
+        best_ci=interval(best) if best else None,
         best_time_s=best.time_s if best else None,
         final_mean=mean(last) if last else None,
+        final_ci=interval(last) if last else None,
         final_median=statistics.median(last.scores(metric)) if last else None,
         final_timeouts=last.timeouts if last else None,
         target_time_s=reached.time_s if reached else None,
@@ -126,6 +148,10 @@ def _ratio(x: float | None, y: float | None) -> str:
 
 def _num(x: float | None, fmt: str = ",.0f", missing: str = "n/a") -> str:
     return format(x, fmt) if x is not None else missing
+
+
+def _ci(ci: tuple[float, float] | None, fmt: str) -> str:
+    return f" [{format(ci[0], fmt)}, {format(ci[1], fmt)}]" if ci is not None else ""
 
 
 def table(scenario: str, summaries: list[Summary], target: float | None) -> str:
@@ -146,8 +172,8 @@ def table(scenario: str, summaries: list[Summary], target: float | None) -> str:
         lines.append(
             f"| ({s.key}) {s.label} | {_num(s.fps_window)} / {_num(s.fps_overall)} "
             f"| {s.peak_rss_mib:,.0f} / {s.peak_pss_mib:,.0f} | {s.final_frames:,} "
-            f"| {_num(s.best_mean, score)} ({_num(s.best_time_s, '.0f')}) "
-            f"| {_num(s.final_mean, score)} / {_num(s.final_median, '.1f')} "
+            f"| {_num(s.best_mean, score)}{_ci(s.best_ci, score)} ({_num(s.best_time_s, '.0f')}) "
+            f"| {_num(s.final_mean, score)}{_ci(s.final_ci, score)} / {_num(s.final_median, '.1f')} "
             f"/ {_num(s.final_timeouts, '.0%')} "
             f"| {_num(s.target_time_s, '.0f', reach)}{' s' if s.target_time_s else ''} "
             f"| {_num(s.target_frames, ',', reach)} |"
@@ -167,7 +193,7 @@ def table(scenario: str, summaries: list[Summary], target: float | None) -> str:
             if "c" in by_key:
                 c_time = by_key["c"].target_time_s
                 ratios.append(f"(c)/(a) time to {target:g} {_ratio(c_time, a.target_time_s)}")
-        if a.metric == "kills":  # no target: the scores at the end of the same wall time
+        if target is None:  # no target: the scores at the end of the same wall time
             ratios += [
                 f"({k})/(a) final {name} {_ratio(by_key[k].final_mean, a.final_mean)}"
                 for k in sorted(by_key.keys() - {"a"})
@@ -205,9 +231,10 @@ def plot(
         if target is not None:
             ax.axhline(target, color="gray", linestyle="--", linewidth=1)
     by_time.set_ylabel(
-        "evaluated kills per episode (KILLCOUNT)"
-        if metric == "kills"
-        else "evaluated mean return (ViZDoom units)"
+        {
+            "kills": "evaluated kills per episode (KILLCOUNT)",
+            "survival": "evaluated agent steps survived per episode",
+        }.get(metric, "evaluated mean return (ViZDoom units)")
     )
     fig.legend(loc="lower center", ncol=1, fontsize=9, frameon=False)
     fig.suptitle(title)

@@ -118,7 +118,7 @@ SCENARIOS: dict[str, tuple[str, str]] = {
 }
 #: The per-episode score of a scenario (a key of ``report.METRICS``), by default its return.
 #: On battle Sample Factory trains on a shaped reward, so both are scored by the engine's kills.
-METRIC: dict[str, str] = {"battle": "kills"}
+METRIC: dict[str, str] = {"battle": "kills", "health_gathering_supreme": "survival"}
 CONTENDERS: dict[str, str] = {
     "a": "Sample Factory 2.1.1",
     "b": "sf-train --preset sample-factory",
@@ -552,6 +552,12 @@ def _scenario_notes(args: argparse.Namespace) -> list[str]:
             f"episode's end, for both trainers (Sample Factory trains on a shaped reward, "
             f"sf-train on +1 per kill); episodes end at death or after {tics} tics "
             f"({tics // 35} s of game time) on both sides."
+        )
+    if "health_gathering_supreme" in args.scenarios:
+        notes.append(
+            f" health_gathering_supreme is scored in {METRICS['survival']} (4 tics each on both "
+            "sides): ViZDoom's scenario, which sf-train plays, pays 1 a tic and -100 at death, "
+            "Sample Factory's 0.01 a tic; both end at death or after 2100 tics."
         )
     if "c" in args.contenders:
         budgets = {s: _frames("c", s, args) for s in args.scenarios}
