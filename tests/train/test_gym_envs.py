@@ -87,4 +87,12 @@ def test_the_own_env_of_the_docs_learns(tmp_path, capsys, monkeypatch) -> None:
     # Random walks reach the lit end in 47% of the episodes, after 15 steps on average (mean
     # return -0.14 over 4,000 episodes); walking straight there returns 0.97.
     assert summary["return_mean"] > 0.8, summary
+    # Exported, it takes the vector as the env gives it.
+    onnxruntime = pytest.importorskip("onnxruntime")
+    assert main(["export", run, "--onnx", str(tmp_path / "corridor.onnx")]) == 0
+    session = onnxruntime.InferenceSession(str(tmp_path / "corridor.onnx"))
+    (vector,) = session.get_inputs()
+    assert vector.name == "vector"
+    logits = session.run(None, {"vector": np.array([[0, 1], [0, -1]], np.float32)})[0]
+    assert logits[0].argmax() == 1 and logits[1].argmax() == 0  # toward the lit end
     sys.modules.pop("own_env", None)

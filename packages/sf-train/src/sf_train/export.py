@@ -19,8 +19,9 @@ torch) needs the network and nothing else, so everything acting needs goes into 
 
 The graph, for a batch of ``B`` envs:
 
-- inputs: ``screen``, uint8 ``[B, C, H, W]``; ``measurements``, float32 ``[B, M]``, when the
-  model reads them (Dict observations); ``rnn_state``, float32 ``[B, rnn_size]``, with a GRU.
+- inputs: ``screen``, uint8 ``[B, C, H, W]`` (``vector``, ``[B, D]`` in the env's dtype, for
+  a model of vector observations); ``measurements``, float32 ``[B, M]``, when the model reads
+  them (Dict observations); ``rnn_state``, float32 ``[B, rnn_size]``, with a GRU.
 - outputs: ``logits``, float32 ``[B, sum(nvec)]``; ``values``, float32 ``[B]``;
   ``new_rnn_state``, float32 ``[B, rnn_size]``, with a GRU.
 
@@ -83,7 +84,8 @@ def _measured(model: ActorCritic) -> bool:
 
 
 def _io_names(model: ActorCritic) -> tuple[list[str], list[str]]:
-    inputs = ["screen", *(["measurements"] if _measured(model) else [])]
+    first = "vector" if model.vector_mlp is not None else "screen"
+    inputs = [first, *(["measurements"] if _measured(model) else [])]
     outputs = ["logits", "values"]
     if model.rnn is not None:
         inputs.append("rnn_state")
