@@ -295,8 +295,8 @@ def record_video(
             total, ended = 0.0, False
             while not ended:
                 ids = np.array([env_id[agent] for agent in obs])
-                chosen = runner.act(stack_obs(list(obs.values())), ids)
-                chosen = runner.model.action_dist.for_env(chosen).cpu().numpy()
+                acted = runner.act(stack_obs(list(obs.values())), ids)
+                chosen = runner.model.action_dist.for_env(acted).cpu().numpy()
                 actions = {
                     a: _env_action(x, env.action_space) for a, x in zip(obs, chosen, strict=True)
                 }
