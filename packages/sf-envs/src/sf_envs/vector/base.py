@@ -16,7 +16,14 @@ from gymnasium import spaces
 from sf_envs.errors import ClosedEnvError, OptionError
 from sf_envs.options import DoomOptions
 from sf_envs.scenarios import get_scenario
-from sf_envs.vector.buffers import BufferLayout, FieldSpec, action_field, observation_fields
+from sf_envs.vector.buffers import (
+    BufferLayout,
+    FieldSpec,
+    action_field,
+    observation_fields,
+    observation_names,
+    observation_of,
+)
 from sf_envs.vector.engine import Engine, EngineSettings, EngineState
 from sf_envs.vector.units import DoomUnitFactory, UnitFactory
 
@@ -186,10 +193,7 @@ class VectorCore:
         self.variable_names = tuple(v.lower() for v in self.factory.variable_names)
         self.single_observation_space = self.factory.observation_space
         self.single_action_space = self.factory.action_space
-        self._obs_fields = {
-            key: spec.name
-            for key, spec in observation_fields(self.single_observation_space).items()
-        }
+        self._obs_names = observation_names(self.single_observation_space)
         self.engine = Engine(
             self.factory,
             num_units=num_units,
@@ -266,10 +270,7 @@ class VectorCore:
     def obs_of(self, view: BatchView, prefix: str = "") -> Any:
         """The observations of a batch (``prefix="final_"``: the last ones of ended episodes),
         as the observation space has them: one array, or a dict by key."""
-        fields = self._obs_fields
-        if "" in fields:
-            return view.arrays[prefix + fields[""]]
-        return {key: view.arrays[prefix + name] for key, name in fields.items()}
+        return observation_of(view.arrays, self._obs_names, prefix=prefix)
 
     def close(self) -> None:
         self.engine.close()

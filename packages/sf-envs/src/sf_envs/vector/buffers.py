@@ -29,6 +29,8 @@ __all__ = [
     "SharedBuffers",
     "action_field",
     "observation_fields",
+    "observation_names",
+    "observation_of",
 ]
 
 #: Prefix of every segment this package creates; tests list ``/dev/shm`` for it to find leaks.
@@ -170,3 +172,27 @@ def action_field(space: spaces.Space) -> FieldSpec:
         f"the vector engine takes Discrete, MultiDiscrete or Box actions, got {space}; wrap the "
         "env to give one of them"
     )
+
+
+def observation_names(space: spaces.Space) -> dict[str, str]:
+    """The shared field of each Dict key of ``space`` (``""`` for a Box): see
+    :func:`observation_fields`."""
+    return {key: spec.name for key, spec in observation_fields(space).items()}
+
+
+def observation_of(
+    arrays: dict[str, np.ndarray],
+    names: dict[str, str],
+    rows: slice | None = None,
+    prefix: str = "",
+) -> np.ndarray | dict[str, np.ndarray]:
+    """The observation held in ``arrays`` (the fields ``names`` gives, each with ``prefix``, e.g.
+    ``final_``), as its space has it: one array for a Box, a dict by key for a Dict; only
+    ``rows`` of each when given (views, not copies)."""
+    if "" in names:  # a Box: one lookup, no dict built (the faces call this every recv)
+        array = arrays[prefix + names[""]]
+        return array if rows is None else array[rows]
+    return {
+        key: arrays[prefix + name] if rows is None else arrays[prefix + name][rows]
+        for key, name in names.items()
+    }

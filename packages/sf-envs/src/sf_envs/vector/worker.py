@@ -24,7 +24,7 @@ import traceback
 from sf_envs.lifecycle import watchdog
 from sf_envs.lifecycle.procs import redirect_console
 from sf_envs.vector import protocol
-from sf_envs.vector.buffers import SharedBuffers, observation_fields
+from sf_envs.vector.buffers import SharedBuffers, observation_names, observation_of
 from sf_envs.vector.units import Unit, UnitViews
 
 __all__ = ["main", "serve"]
@@ -57,20 +57,16 @@ class _GroupStepper:
         self.config = config
         self.b = buffers
         per_unit = config.factory.envs_per_unit
-        obs_fields = {
-            key: spec.name
-            for key, spec in observation_fields(config.factory.observation_space).items()
-        }
-        self._obs_names = list(obs_fields.values())
+        obs_names = observation_names(config.factory.observation_space)
+        self._obs_names = list(obs_names.values())
         self.groups: dict[int, list[_HeldUnit]] = {}
         initial = _State.LOST if config.restarted else _State.NEW
         for group_id, unit_start, unit_stop in config.groups:
             units = []
             for u in range(unit_start, unit_stop):
                 envs = slice(u * per_unit, (u + 1) * per_unit)
-                obs = {key: buffers[name][envs] for key, name in obs_fields.items()}
                 views = UnitViews(
-                    obs=obs.get("", obs),
+                    obs=observation_of(buffers.arrays, obs_names, rows=envs),
                     reward=buffers["reward"][envs],
                     terminated=buffers["terminated"][envs],
                     truncated=buffers["truncated"][envs],
