@@ -103,8 +103,17 @@ class OfflineRun:
 
 
 def offline_runs(wandb_dir: Path) -> list[OfflineRun]:
-    """Every offline run under ``wandb_dir`` (a ``wandb/`` folder), oldest first."""
-    return [OfflineRun.read(f) for f in sorted(wandb_dir.glob("offline-run-*"))]
+    """Every offline run under ``wandb_dir`` (a ``wandb/`` folder), oldest first.
+
+    Oldest by the last write of its transaction log: the folders' names carry the start time to
+    the second only, and two short runs in one second would sort by their random ids."""
+    folders = sorted(wandb_dir.glob("offline-run-*"), key=_last_write)
+    return [OfflineRun.read(f) for f in folders]
+
+
+def _last_write(folder: Path) -> int:
+    (log,) = folder.glob("run-*.wandb")
+    return log.stat().st_mtime_ns
 
 
 def tensorboard_scalars(run_dir: Path) -> Series:
