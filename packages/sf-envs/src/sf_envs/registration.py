@@ -16,7 +16,77 @@ from sf_envs.errors import OptionError
 from sf_envs.match.scenarios import MATCH_SCENARIOS, MatchScenario
 from sf_envs.scenarios import SCENARIOS
 
-__all__ = ["env_ids", "make", "match_env_ids", "register_envs", "self_play_env_ids"]
+__all__ = [
+    "ATARI_57",
+    "atari_env_ids",
+    "env_ids",
+    "make",
+    "match_env_ids",
+    "register_envs",
+    "self_play_env_ids",
+]
+
+#: The 57 games of the Atari benchmark (Mnih et al. 2015, Badia et al. 2020), as ale-py names
+#: their ROMs; each is ``sf/Atari-<Game>-v0`` (the ``atari`` extra plays them).
+ATARI_57 = (
+    "alien",
+    "amidar",
+    "assault",
+    "asterix",
+    "asteroids",
+    "atlantis",
+    "bank_heist",
+    "battle_zone",
+    "beam_rider",
+    "berzerk",
+    "bowling",
+    "boxing",
+    "breakout",
+    "centipede",
+    "chopper_command",
+    "crazy_climber",
+    "defender",
+    "demon_attack",
+    "double_dunk",
+    "enduro",
+    "fishing_derby",
+    "freeway",
+    "frostbite",
+    "gopher",
+    "gravitar",
+    "hero",
+    "ice_hockey",
+    "jamesbond",
+    "kangaroo",
+    "krull",
+    "kung_fu_master",
+    "montezuma_revenge",
+    "ms_pacman",
+    "name_this_game",
+    "phoenix",
+    "pitfall",
+    "pong",
+    "private_eye",
+    "qbert",
+    "riverraid",
+    "road_runner",
+    "robotank",
+    "seaquest",
+    "skiing",
+    "solaris",
+    "space_invaders",
+    "star_gunner",
+    "surround",
+    "tennis",
+    "time_pilot",
+    "tutankham",
+    "up_n_down",
+    "venture",
+    "video_pinball",
+    "wizard_of_wor",
+    "yars_revenge",
+    "zaxxon",
+)
 
 
 def env_ids() -> list[str]:
@@ -36,6 +106,13 @@ def match_env_ids() -> list[str]:
 def self_play_env_ids() -> list[str]:
     """Every id of a match of several learning agents (vector only, one row per agent), sorted."""
     return sorted(env_id for env_id, s in _matches() if s.num_agents > 1)
+
+
+def atari_env_ids() -> list[str]:
+    """Every ``sf/Atari-*-v0`` id (:data:`ATARI_57`), sorted."""
+    from sf_envs.atari.unit import atari_env_id
+
+    return sorted(atari_env_id(game) for game in ATARI_57)
 
 
 def _matches() -> list[tuple[str, MatchScenario]]:
@@ -71,11 +148,22 @@ def register_envs() -> None:
                 nondeterministic=nondeterministic,
                 kwargs={"scenario": name},
             )
+    from sf_envs.atari.unit import atari_env_id
+
+    for game in ATARI_57:
+        env_id = atari_env_id(game)
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id,
+                entry_point="sf_envs.atari.env:AtariEnv",
+                vector_entry_point="sf_envs.atari.unit:make_atari_vec",
+                kwargs={"game": game},
+            )
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:
     """``gym.make`` for sf ids, with an error that lists the known ids for an unknown one."""
-    known = env_ids() + match_env_ids() + self_play_env_ids()
+    known = env_ids() + match_env_ids() + self_play_env_ids() + atari_env_ids()
     if env_id not in known:
         raise OptionError(f"unknown env id {env_id!r}; known ids: {', '.join(known)}")
     return gym.make(env_id, **kwargs)

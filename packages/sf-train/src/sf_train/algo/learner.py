@@ -99,10 +99,13 @@ class Learner:
         with torch.no_grad():
             discounts = cfg.gamma * (~mb["dones"]).float()
             log_rhos = log_probs.detach() - mb["log_probs"]
+            rewards = mb["rewards"]
+            if cfg.reward_clip > 0:
+                rewards = rewards.clamp(-cfg.reward_clip, cfg.reward_clip)
             vs, pg_advantages = vtrace(
                 log_rhos,
                 discounts,
-                mb["rewards"] * cfg.reward_scale,
+                rewards * cfg.reward_scale,
                 values[:T].detach(),
                 values[T].detach(),
                 rho_bar=cfg.rho_bar,

@@ -23,6 +23,7 @@ from sf_train.config.schema import AlgoConfig, Config, EnvConfig, ModelConfig, R
 __all__ = [
     "ENV_PRESETS",
     "PRESETS",
+    "atari",
     "control",
     "exploration",
     "measurements",
@@ -118,12 +119,46 @@ def control() -> Config:
     )
 
 
+def atari() -> Config:
+    """The standard Atari agent: the Nature CNN (Mnih et al. 2015: conv 32/64/64, kernels 8/4/3,
+    strides 4/2/1, FC 512, no recurrence) over four stacked 84x84 gray frames, a step of four
+    frames, and PPO's Atari settings as CleanRL's ``ppo_atari_envpool`` has them: rewards
+    clipped to [-1, 1], a lost life ending the episode for learning, lambda 0.95, four epochs of
+    four minibatches, clipping 0.1, entropy 0.01, Adam at 2.5e-4 decaying linearly, gradient norm
+    0.5; 10M frames. Reported returns are the raw game scores of whole games."""
+    return Config(
+        env=EnvConfig(obs_size=(84, 84), grayscale=True, frame_skip=4, num_envs=16, batch_size=8),
+        model=ModelConfig(
+            conv_channels=(32, 64, 64),
+            conv_kernels=(8, 4, 3),
+            conv_strides=(4, 2, 1),
+            fc_size=512,
+            rnn=False,
+        ),
+        algo=AlgoConfig(
+            rollout=64,
+            reward_scale=1.0,
+            reward_clip=1.0,
+            life_loss_ends=True,
+            learning_rate=2.5e-4,
+            num_epochs=4,
+            num_minibatches=4,
+            clip_ratio=0.1,
+            entropy_coef=0.01,
+            trace_lambda=0.95,
+            max_grad_norm=0.5,
+        ),
+        run=RunConfig(frames=10_000_000),
+    )
+
+
 PRESETS: dict[str, Callable[[], Config]] = {
     "default": Config,
     "sample-factory": sample_factory,
     "measurements": measurements,
     "exploration": exploration,
     "control": control,
+    "atari": atari,
 }
 """Preset names and the functions that build them."""
 
@@ -137,9 +172,12 @@ ENV_PRESETS: dict[str, str] = {
 }
 """The preset ``sf-train train --env ID`` starts from when no ``--preset`` is given, for the ids
 whose task family needs more than the defaults (measured on the scoreboard,
-``benchmarks/scoreboard.py``); every other id starts from ``default``."""
+``benchmarks/scoreboard.py``); the ``sf/Atari-*-v0`` ids start from ``atari``, every other id
+from ``default``."""
 
 
 def preset_for(env_id: str) -> str:
     """The name of the preset that ``env_id`` trains with unless the user names another."""
+    if env_id.startswith("sf/Atari-"):
+        return "atari"
     return ENV_PRESETS.get(env_id, "default")

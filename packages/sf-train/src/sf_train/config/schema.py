@@ -142,6 +142,14 @@ class AlgoConfig:
     """Rewards are multiplied by this before learning (logged returns stay raw); scale rewards
     of hundreds, like ViZDoom's +100 a kill in basic, to about 1, so that the value loss does
     not swamp the policy's gradient."""
+    reward_clip: float = 0.0
+    """Rewards are clipped to [-reward_clip, reward_clip] before scaling, so that every point
+    weighs alike whatever a game pays (Atari's standard training signal, with 1); 0 leaves them
+    as they are. Logged returns stay raw."""
+    life_loss_ends: bool = False
+    """A lost life ends the episode for learning (no value bootstrapped across it, the
+    recurrent memory reset) while the game and the return reported for it go on to the last
+    life; needs an env with a 'lives' game variable (the sf/Atari ids)."""
     learning_rate: float = 1e-3
     """Adam learning rate, where lr_schedule starts."""
     lr_schedule: Literal["constant", "linear", "kl_adaptive"] = "linear"
@@ -363,6 +371,8 @@ def _validate_algo(c: AlgoConfig, env: EnvConfig, errors: list[str]) -> None:
         errors.append(f"algo.gamma={c.gamma}: use a value in (0, 1], e.g. 0.99")
     if not c.reward_scale > 0:
         errors.append(f"algo.reward_scale={c.reward_scale}: use a positive value, e.g. 0.01")
+    if not c.reward_clip >= 0:
+        errors.append(f"algo.reward_clip={c.reward_clip}: use 0 (no clipping) or a positive bound")
     if not c.learning_rate > 0:
         errors.append(f"algo.learning_rate={c.learning_rate}: use a positive value, e.g. 3e-4")
     if not c.target_kl > 0:

@@ -208,6 +208,7 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
             num_batches=num_batches,
             generator=self.generator,
             bootstrap_truncations=self.cfg.algo.value_bootstrap,
+            life_loss_ends=self.cfg.algo.life_loss_ends,
             opponent_envs=opponent_envs,
             pairing=UniformPairing(self.cfg.algo.num_policies, self.cfg.run.seed + 2),
             agents_per_game=agents,

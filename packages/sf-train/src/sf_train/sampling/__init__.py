@@ -11,6 +11,7 @@ the policies, trajectory batches filled for the learner.
 - :mod:`sf_train.sampling.columns`: which trajectory batch, column and step each env writes
   into (the sampler alone writes them).
 - :mod:`sf_train.sampling.shaping`: per-policy reward shaping over game-variable changes.
+- :mod:`sf_train.sampling.lives`: lost lives as ends of episodes for learning (Atari).
 - :mod:`sf_train.sampling.sampler`: the sampler loop in one process.
 - :mod:`sf_train.sampling.pool`: sampling in several sampler processes (the trainer's side).
 - :mod:`sf_train.sampling.process`: inside one sampler process.

@@ -144,6 +144,7 @@ def sampler_main(args: SamplerArgs) -> None:
             device,
             generator=torch.Generator(device).manual_seed(attach.seed),
             bootstrap_truncations=cfg.algo.value_bootstrap,
+            life_loss_ends=cfg.algo.life_loss_ends,
             opponent_envs=args.opponent_envs,
             pairing=UniformPairing(len(weights), attach.seed + 2),
             agents_per_game=args.agents_per_game,

@@ -41,6 +41,7 @@ from sf_train.model.network import ActorCritic
 from sf_train.sampling.acting import ObsBatch, PolicyRunner
 from sf_train.sampling.batch import CollectResult, Episodes, TrajectoryBatch
 from sf_train.sampling.columns import Columns
+from sf_train.sampling.lives import LifeLosses
 from sf_train.sampling.protocols import AsyncVectorEnv, Pairing, PolicySource, UniformPairing
 from sf_train.sampling.shaping import Shaping
 from sf_train.sampling.stacked import StackedRunner
@@ -118,6 +119,7 @@ class Sampler:
         pairing: Pairing | None = None,
         agents_per_game: int = 1,
         batches: Sequence[Sequence[TrajectoryBatch]] | None = None,
+        life_loss_ends: bool = False,
     ) -> None:
         models = [model] if isinstance(model, ActorCritic) else list(model)
         n = venv.num_envs
@@ -125,6 +127,7 @@ class Sampler:
             raise ValueError(f"num_envs={n} is not a multiple of agents_per_game={agents_per_game}")
         self.venv = venv
         self.bootstrap_truncations = bootstrap_truncations
+        self.life_losses = LifeLosses(venv, n) if life_loss_ends else None
         self.runners = [PolicyRunner(m, n, device, generator) for m in models]
         self.stacked = StackedRunner(self.runners) if len(models) > 1 else None
         self._is_opponent = np.zeros(n, dtype=bool)
@@ -436,7 +439,11 @@ class Sampler:
             cut_values = self._truncation_values(
                 terminated, truncated, info, env_ids, real, sources
             )
-            self._record(obs, reward, done, cut_values, env_ids, learning)
+            # A lost life ends what is learnt (and remembered), not the game (algo.life_loss_ends).
+            ends = done
+            if self.life_losses is not None:
+                ends = done | self.life_losses.lost(info, env_ids, done)
+            self._record(obs, reward, ends, cut_values, env_ids, learning)
             ready = self.columns.ready()
             if ready is not None:
                 self._parked = (_copy(obs), env_ids.copy())
