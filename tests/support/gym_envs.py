@@ -66,6 +66,24 @@ class TextObservation(gym.Env):
         return "hello", 0.0, True, False, {}
 
 
+class SplitCartPole(gym.ObservationWrapper):
+    """CartPole whose observation is a Dict of two vectors: the cart's and the pole's."""
+
+    def __init__(self, render_mode: str | None = None) -> None:
+        super().__init__(gym.make("CartPole-v1", render_mode=render_mode))
+        high = np.full(2, np.inf, np.float32)
+        self.observation_space = spaces.Dict(
+            {"cart": spaces.Box(-high, high), "pole": spaces.Box(-high, high)}
+        )
+
+    def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
+        return {"cart": observation[:2], "pole": observation[2:]}
+
+
+if "SplitCartPole-v0" not in gym.registry:  # support.gym_envs:SplitCartPole-v0 for sf-train
+    gym.register("SplitCartPole-v0", entry_point=SplitCartPole, max_episode_steps=500)
+
+
 def make_walk(limit: int = 8) -> Walk:
     """A :class:`Walk`, for ``MODULE:FUNCTION`` sources."""
     return Walk(limit)

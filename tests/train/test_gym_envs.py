@@ -53,6 +53,23 @@ def test_box_actions_train_with_a_gaussian_head(tmp_path, capsys) -> None:
     assert summary["length_mean"] == 200 and summary["return_mean"] < 0
 
 
+def test_dict_observations_of_vectors_train_and_export(tmp_path, capsys) -> None:
+    pytest.importorskip("onnx")
+    run = tmp_path / "run"
+    flags = ["--env", "support.gym_envs:SplitCartPole-v0", "--run-dir", str(run), *SMALL]
+    assert main(["train", *flags, "--frames", "2000", "--eval-episodes", "2"]) == 0
+    model = load_checkpoint(run / "checkpoints" / "best.pt")["model"]
+    assert model["vector_mlp.0.weight"].shape[1] == 4  # both parts, one MLP
+    assert main(["eval", str(run), "--episodes", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["episodes"] == 2
+    onnx_file = tmp_path / "policy.onnx"
+    assert main(["export", str(run), "--onnx", str(onnx_file)]) == 0
+    import onnx
+
+    graph = onnx.load(str(onnx_file)).graph
+    assert [i.name for i in graph.input] == ["cart", "pole"]
+
+
 def test_only_ids_without_an_async_engine_are_hosted() -> None:
     assert hosted_by_engine("sf/DoomBasic-v0") and not hosted_by_engine("CartPole-v1")
     assert frames_per_step(EnvConfig(env="CartPole-v1", frame_skip=4)) == 1

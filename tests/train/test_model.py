@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
-from support.model import ACTIONS, DICT, SCREEN, make_obs
+from support.model import ACTIONS, DICT, MIXED, SCREEN, VECTORS, make_obs
 
 from sf_train.config.schema import ModelConfig
 from sf_train.model.network import ActorCritic
@@ -31,7 +31,9 @@ def test_forward_shapes(rnn, space):
     assert seq.rnn_state.shape == state.shape
 
 
-@pytest.mark.parametrize("space", [SCREEN, DICT], ids=["screen", "dict"])
+@pytest.mark.parametrize(
+    "space", [SCREEN, DICT, MIXED, VECTORS], ids=["screen", "dict", "mixed", "vectors"]
+)
 def test_sequence_equals_steps_with_resets(space):
     model = ActorCritic(space, ACTIONS, SMALL)
     T, B = 5, 3
@@ -152,7 +154,30 @@ def test_screen_statistics_from_bytes_equal_those_from_floats():
         assert torch.allclose(getattr(by_bytes, name), getattr(by_floats, name), rtol=1e-12)
 
 
+def test_dict_observations_take_any_keys_the_vectors_concatenated():
+    mixed = ActorCritic(MIXED, ACTIONS, SMALL)
+    assert (mixed.layout.screen, mixed.layout.vector) == ("pixels", ("ammo", "speed"))  # sorted
+    assert mixed.measurements_mlp is not None and mixed.measurements_mlp.in_features == 5
+    vectors = ActorCritic(VECTORS, ACTIONS, SMALL)
+    assert vectors.conv is None and vectors.vector_mlp is not None
+    assert vectors.vector_mlp[0].in_features == 5
+    obs = make_obs(VECTORS, 4)
+    # The vector is the keys' concatenation, in the space's order: swapping parts changes it.
+    swapped = {"cart": obs["pole"][:, :2], "pole": torch.cat([obs["cart"], obs["pole"][:, 2:]], 1)}
+    state = vectors.initial_state(4)
+    assert not torch.allclose(vectors(obs, state).logits, vectors(swapped, state).logits)
+    numpy_obs = {k: v.numpy() for k, v in obs.items()}
+    _, joined = vectors.layout.split(numpy_obs)
+    np.testing.assert_array_equal(joined, torch.cat([obs["cart"], obs["pole"]], 1).numpy())
+
+
 def test_bad_spaces_and_sizes_raise_with_a_fix():
+    two_screens = spaces.Dict({"a": SCREEN, "b": SCREEN})
+    with pytest.raises(ValueError, match="it has several screens: flatten or drop them"):
+        ActorCritic(two_screens, ACTIONS, SMALL)
+    flat_image = spaces.Dict({"pos": spaces.Box(0, 1, (2,)), "map": spaces.Box(0, 1, (4, 4))})
+    with pytest.raises(ValueError, match=r"keys \['map'\] are neither"):
+        ActorCritic(flat_image, ACTIONS, SMALL)
     with pytest.raises(ValueError, match="uint8 Box of shape"):
         ActorCritic(spaces.Box(0, 1, (36, 64), dtype=np.float32), ACTIONS, SMALL)
     with pytest.raises(ValueError, match="does not fit"):

@@ -90,10 +90,12 @@ def env_spec(env_id: str) -> EnvSpec:
             importlib.import_module(module)
         return gym.spec(name)
     except (ImportError, gym.error.Error) as e:
-        doom = sorted(k for k in gym.registry if k.startswith("sf/"))
+        doom = sorted(k for k in gym.registry if k.startswith("sf/Doom"))
         raise OptionError(
             f"unknown env {env_id!r} ({e}): use a registered gymnasium id, e.g. one of "
-            f"{', '.join(doom)}, or MODULE:ID for an id that MODULE registers when imported"
+            f"{', '.join(doom)}, an Atari game as sf/Atari-<Game>-v0 (sf/Atari-Pong-v0; "
+            "sf_envs.atari_env_ids() lists them), or MODULE:ID for an id that MODULE registers "
+            "when imported"
         ) from e
 
 

@@ -20,8 +20,9 @@ torch) needs the network and nothing else, so everything acting needs goes into 
 The graph, for a batch of ``B`` envs:
 
 - inputs: ``screen``, uint8 ``[B, C, H, W]`` (``vector``, ``[B, D]`` in the env's dtype, for
-  a model of vector observations); ``measurements``, float32 ``[B, M]``, when the model reads
-  them (Dict observations); ``rnn_state``, float32 ``[B, rnn_size]``, with a GRU.
+  a model of vector observations); for Dict observations one input per key the model reads,
+  named after it and typed as the env gives it (Doom's: ``screen`` and ``measurements``,
+  float32 ``[B, M]``), the screen first; ``rnn_state``, float32 ``[B, rnn_size]``, with a GRU.
 - outputs: ``logits``, float32 ``[B, sum(nvec)]``; ``values``, float32 ``[B]``;
   ``new_rnn_state``, float32 ``[B, rnn_size]``, with a GRU.
 
@@ -57,35 +58,33 @@ OPSET = 17
 
 
 class _ActingGraph(nn.Module):
-    """:meth:`ActorCritic.forward` over the graph's inputs in order (screen, measurements if
-    the model reads them, state if it has a GRU), as the exporter traces it."""
+    """:meth:`ActorCritic.forward` over the graph's inputs in order (the observation's, then
+    the state if it has a GRU), as the exporter traces it."""
 
     def __init__(self, model: ActorCritic) -> None:
         super().__init__()
         self.model = model
 
     def forward(self, *inputs: Tensor) -> tuple[Tensor, ...]:
-        screen = inputs[0]
-        obs: Obs = screen
-        if self.model.dict_obs:
-            obs = {
-                "screen": screen,
-                **({"measurements": inputs[1]} if _measured(self.model) else {}),
-            }
+        layout = self.model.layout
+        obs: Obs = (
+            dict(zip(_obs_names(self.model), inputs, strict=False)) if layout.keys else inputs[0]
+        )
         recurrent = self.model.rnn is not None
-        state = inputs[-1] if recurrent else self.model.initial_state(screen.shape[0])
+        state = inputs[-1] if recurrent else self.model.initial_state(inputs[0].shape[0])
         out = self.model(obs, state)
         return (out.logits, out.values, out.rnn_state) if recurrent else (out.logits, out.values)
 
 
-def _measured(model: ActorCritic) -> bool:
-    """Whether the model reads a measurements vector besides the screen."""
-    return model.measurements_mlp is not None
+def _obs_names(model: ActorCritic) -> list[str]:
+    """The graph's observation inputs: the screen's and the vectors' keys (a Box
+    observation's: ``screen`` or ``vector``)."""
+    layout = model.layout
+    return [*([layout.screen] if layout.screen else []), *layout.vector]
 
 
 def _io_names(model: ActorCritic) -> tuple[list[str], list[str]]:
-    first = "vector" if model.vector_mlp is not None else "screen"
-    inputs = [first, *(["measurements"] if _measured(model) else [])]
+    inputs = _obs_names(model)
     outputs = ["logits", "values"]
     if model.rnn is not None:
         inputs.append("rnn_state")
@@ -97,11 +96,8 @@ def _example_inputs(model: ActorCritic, observation_space: spaces.Space) -> tupl
     """A batch of two of one observation of the space (the graph's batch axis stays
     dynamic), and zero states."""
     obs = observation_space.sample()
-    screen = obs["screen"] if model.dict_obs else obs
-    inputs = [torch.as_tensor(np.stack([screen, screen]))]
-    if _measured(model):
-        measurements = np.asarray(obs["measurements"], np.float32)  # the graph takes float32
-        inputs.append(torch.as_tensor(np.stack([measurements, measurements])))
+    parts = [obs[k] for k in _obs_names(model)] if model.layout.keys else [obs]
+    inputs = [torch.as_tensor(np.stack([part, part])) for part in parts]
     if model.rnn is not None:
         inputs.append(model.initial_state(2))
     return tuple(inputs)

@@ -1,9 +1,10 @@
 """The actor-critic network: an encoder that follows the observation, optional GRU, two heads.
 
-Observations are a uint8 screen ``(C, H, W)`` (a conv encoder), a dict with keys ``"screen"``
-(uint8 ``(C, H, W)``) and ``"measurements"`` (float32 ``(M,)``, e.g. health and ammo; a small
-MLP beside the conv encoder), or a vector ``(D,)`` of any numeric dtype (an MLP encoder, for
-envs such as CartPole). Normalisation lives inside the model (as buffers), so a checkpoint is
+Observations are a uint8 screen ``(C, H, W)`` (a conv encoder), a vector ``(D,)`` of any
+numeric dtype (an MLP encoder, for envs such as CartPole), or a dict of at most one screen and
+any number of vectors (Doom's ``"screen"`` and ``"measurements"``: health, ammo; the vectors
+concatenated, through a small MLP beside the conv encoder, or through the MLP encoder when
+there is no screen); :class:`ObsLayout` says where each is. Normalisation lives inside the model (as buffers), so a checkpoint is
 all that evaluation needs.
 """
 
@@ -12,8 +13,10 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, cast
 
+import numpy as np
 import torch
 from gymnasium import spaces
 from torch import Tensor, nn
@@ -24,11 +27,11 @@ from sf_train.model.gru import unroll
 from sf_train.model.int8 import Int8Layers
 from sf_train.model.normalize import RunningMeanStd
 
-__all__ = ["ActorCritic", "Obs", "PolicyOutput"]
+__all__ = ["ActorCritic", "Obs", "ObsLayout", "PolicyOutput"]
 
 Obs = Tensor | dict[str, Tensor]
-"""A batch of observations: a uint8 screen tensor, a vector tensor, or a dict of "screen" and
-"measurements"."""
+"""A batch of observations: a uint8 screen tensor, a vector tensor, or a dict of them (see
+:class:`ObsLayout`)."""
 
 
 class PolicyOutput(NamedTuple):
@@ -45,33 +48,92 @@ class PolicyOutput(NamedTuple):
     rnn_state: Tensor
 
 
-def _input_spaces(observation_space: spaces.Space) -> tuple[spaces.Box | None, spaces.Box | None]:
-    """The screen and the vector (measurements, or the whole observation) a space holds."""
-    if isinstance(observation_space, spaces.Dict):
-        if "screen" not in observation_space.spaces:
-            raise ValueError(
-                f"Dict observation space without a 'screen' key ({list(observation_space)}): "
-                "the encoder needs a uint8 (C, H, W) 'screen'"
-            )
-        screen = observation_space["screen"]
-        vector = observation_space.spaces.get("measurements")
-    elif isinstance(observation_space, spaces.Box) and len(observation_space.shape) == 1:
-        return None, observation_space
-    else:
-        screen, vector = observation_space, None
-    if not (
-        isinstance(screen, spaces.Box)
-        and screen.dtype == "uint8"
-        and screen.shape
-        and len(screen.shape) == 3
-    ):
+def _is_screen(space: spaces.Space) -> bool:
+    return (
+        isinstance(space, spaces.Box)
+        and space.dtype == "uint8"
+        and space.shape is not None
+        and len(space.shape) == 3
+    )
+
+
+def _is_vector(space: spaces.Space) -> bool:
+    return isinstance(space, spaces.Box) and space.shape is not None and len(space.shape) == 1
+
+
+@dataclass(frozen=True)
+class ObsLayout:
+    """Where a model finds its two inputs in an observation: the screen (a uint8 ``(C, H, W)``
+    Box; the conv encoder) and the vector (1-D Boxes, concatenated in key order; an MLP beside
+    the conv encoder, or the whole encoder without a screen).
+
+    A Box observation is one or the other; a Dict holds at most one screen (any key) and any
+    number of vectors (e.g. Doom's ``"screen"`` and ``"measurements"``).
+
+    Attributes:
+        keys: Whether observations are dicts.
+        screen: The screen's key (a Box observation: ``"screen"``), or None.
+        vector: The vectors' keys, in order (a Box observation: ``("vector",)``).
+    """
+
+    keys: bool
+    screen: str | None
+    vector: tuple[str, ...]
+
+    @classmethod
+    def of(cls, space: spaces.Space) -> ObsLayout:
+        """The layout of ``space``.
+
+        Raises:
+            ValueError: For a space the encoder cannot read, naming the part and the fix.
+        """
+        if isinstance(space, spaces.Dict):
+            screens = [k for k, s in space.spaces.items() if _is_screen(s)]
+            vectors = tuple(k for k, s in space.spaces.items() if _is_vector(s))
+            other = [k for k in space.spaces if k not in screens and k not in vectors]
+            if other or len(screens) > 1 or not (screens or vectors):
+                raise ValueError(
+                    f"Dict observation space {space}: the encoder reads one uint8 (C, H, W) "
+                    f"screen and any number of 1-D Boxes; "
+                    + (f"keys {other} are neither" if other else "it has several screens")
+                    + ": flatten or drop them with a gymnasium wrapper"
+                )
+            return cls(True, screens[0] if screens else None, vectors)
+        if _is_vector(space):
+            return cls(False, None, ("vector",))
+        if _is_screen(space):
+            return cls(False, "screen", ())
         raise ValueError(
-            f"observation space {screen} is neither a uint8 Box of shape (C, H, W) nor a 1-D "
-            "Box: make the env emit channel-first uint8 frames or flat vectors"
+            f"observation space {space} is neither a uint8 Box of shape (C, H, W) nor a 1-D "
+            "Box (nor a Dict of them): make the env emit channel-first uint8 frames or flat "
+            "vectors"
         )
-    if vector is not None and not (isinstance(vector, spaces.Box) and len(vector.shape) == 1):
-        raise ValueError(f"measurements space {vector} must be a 1-D Box (M,)")
-    return screen, vector
+
+    def spaces_of(self, space: spaces.Space) -> tuple[spaces.Box | None, int]:
+        """The screen's space (or None) and the vector's width (0 without one)."""
+        if not self.keys:
+            box = cast(spaces.Box, space)
+            return (box, 0) if self.screen else (None, int(box.shape[0]))
+        parts = cast(spaces.Dict, space).spaces
+        screen = cast(spaces.Box, parts[self.screen]) if self.screen else None
+        return screen, sum(int(cast(spaces.Box, parts[k]).shape[0]) for k in self.vector)
+
+    def split(self, obs: Any) -> tuple[Any, Any]:
+        """The screen and the vector of a batch of observations (tensors or arrays, any
+        leading shape); several vectors are concatenated as float32."""
+        if not self.keys:
+            return (obs, None) if self.screen else (None, obs)
+        if not isinstance(obs, dict):
+            raise TypeError("this model was built for Dict observations: pass a dict")
+        screen = obs[self.screen] if self.screen else None
+        if not self.vector:
+            return screen, None
+        if len(self.vector) == 1:
+            return screen, obs[self.vector[0]]
+        parts = [obs[k] for k in self.vector]
+        if isinstance(parts[0], Tensor):
+            return screen, torch.cat([p.float() for p in parts], dim=-1)
+        return screen, np.concatenate([np.asarray(p, np.float32) for p in parts], axis=-1)
 
 
 def _init_linear(layer: nn.Linear | nn.Conv2d, gain: float) -> None:
@@ -85,7 +147,7 @@ class ActorCritic(nn.Module):
 
     Args:
         observation_space: The single-env observation space: Box uint8 ``(C, H, W)``, a 1-D
-            Box, or a Dict of "screen" and "measurements".
+            Box, or a Dict of at most one such screen and 1-D Boxes.
         action_space: The single-env action space (Discrete, MultiDiscrete, Tuple of Discrete,
             or a 1-D Box for Gaussian actions).
         cfg: Layer sizes and normalisation options.
@@ -103,9 +165,9 @@ class ActorCritic(nn.Module):
         self, observation_space: spaces.Space, action_space: spaces.Space, cfg: ModelConfig
     ) -> None:
         super().__init__()
-        screen, vector = _input_spaces(observation_space)
+        self.layout = ObsLayout.of(observation_space)
+        screen, vector_size = self.layout.spaces_of(observation_space)
         self.cfg = cfg
-        self.dict_obs = isinstance(observation_space, spaces.Dict)
         self.action_dist = action_distribution(action_space)
         self.conv: nn.Sequential | None = None
         self.fc: nn.Linear | None = None
@@ -115,11 +177,11 @@ class ActorCritic(nn.Module):
         self.measurements_mlp: nn.Linear | None = None
         self.measurements_norm: RunningMeanStd | None = None
         if screen is None:
-            features = self._build_vector_encoder(cast(spaces.Box, vector).shape[0])
+            features = self._build_vector_encoder(vector_size)
         else:
             features = self._build_screen_encoder(screen.shape)
-            if vector is not None:
-                size = vector.shape[0]
+            if vector_size:
+                size = vector_size
                 self.measurements_mlp = nn.Linear(size, cfg.measurements_size)
                 _init_linear(self.measurements_mlp, math.sqrt(2))
                 if cfg.normalize_measurements:
@@ -186,15 +248,16 @@ class ActorCritic(nn.Module):
         """Zero recurrent state, ``[batch_size, rnn_size]`` (``[batch_size, 0]`` without GRU)."""
         return torch.zeros(batch_size, self.rnn_size, device=device)
 
+    @property
+    def dict_obs(self) -> bool:
+        """Whether observations are dicts."""
+        return self.layout.keys
+
     def _split(self, obs: Obs) -> tuple[Tensor | None, Tensor | None]:
         """The screen and the vector (measurements, or the whole observation) of ``obs``."""
-        if self.dict_obs:
-            if not isinstance(obs, dict):
-                raise TypeError("this model was built for Dict observations: pass a dict")
-            return obs["screen"], obs.get("measurements")
-        if isinstance(obs, dict):
+        if not self.layout.keys and isinstance(obs, dict):
             raise TypeError("this model was built for a Box observation: pass one tensor")
-        return (None, obs) if self.vector_mlp is not None else (obs, None)
+        return cast(tuple[Tensor | None, Tensor | None], self.layout.split(obs))
 
     @torch.no_grad()
     def update_normalizers(self, obs: Obs) -> None:
@@ -307,19 +370,18 @@ class ActorCritic(nn.Module):
         """
         screen, vector = self._split(obs)
         T, B = (screen if screen is not None else cast(Tensor, vector)).shape[:2]
+        # Channels-last screens make the convolutions of a training batch about a tenth faster
+        # on CPU (oneDNN); the order of the features after them is unchanged.
         flat: Obs
-        if screen is None:
+        if self.layout.keys:
+            flat = {k: v.flatten(0, 1) for k, v in cast(dict[str, Tensor], obs).items()}
+            if screen is not None:
+                key = cast(str, self.layout.screen)
+                flat[key] = flat[key].contiguous(memory_format=torch.channels_last)
+        elif screen is None:
             flat = cast(Tensor, vector).flatten(0, 1)
         else:
-            # Channels-last screens make the convolutions of a training batch about a tenth
-            # faster on CPU (oneDNN); the order of the features after them is unchanged.
-            screen = screen.flatten(0, 1).contiguous(memory_format=torch.channels_last)
-            flat = (
-                {k: v.flatten(0, 1) for k, v in cast(dict[str, Tensor], obs).items()}
-                | {"screen": screen}
-                if self.dict_obs
-                else screen
-            )
+            flat = screen.flatten(0, 1).contiguous(memory_format=torch.channels_last)
         x = self.encode(flat).view(T, B, -1)
         if self.rnn is not None:
             keep = (~resets).to(x.dtype).unsqueeze(-1)

@@ -123,7 +123,7 @@ class StackedRunner:
         models = [r.model for r in runners]
         first = models[0]
         for model in models[1:]:
-            if model.cfg != first.cfg or model.dict_obs != first.dict_obs:
+            if model.cfg != first.cfg or model.layout != first.layout:
                 raise ValueError(
                     "stacked policies need one architecture: every model must share the "
                     "model config and observation space"
@@ -172,8 +172,9 @@ class StackedRunner:
             out[places] = torch.as_tensor(np.ascontiguousarray(x)).to(device)
             return out.view(P, width, *x.shape[1:])
 
-        screen = padded(obs["screen"] if isinstance(obs, dict) else obs)
-        measurements = padded(obs["measurements"]) if isinstance(obs, dict) else None
+        screens, vectors = self.models[0].layout.split(obs)
+        screen = padded(screens)
+        measurements = None if vectors is None else padded(vectors)
         rnn_size = self.models[0].rnn_size
         memory = torch.zeros((P * width, rnn_size), device=device)
         for p, runner in enumerate(self.runners):
