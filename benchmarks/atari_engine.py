@@ -25,13 +25,13 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
 import gymnasium as gym
 import numpy as np
+from common.timing import steps_per_second
 from rich.console import Console
 from rich.table import Table
 
@@ -75,12 +75,7 @@ ENVPOOL_TIMING = textwrap.dedent(
 
 def _timed(step: Callable[[], int], seconds: float) -> float:
     """Env frames/s of calling ``step`` (returns env steps done) for ``seconds`` after warm-up."""
-    for _ in range(20):
-        step()
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        steps += step()
-    return steps * FRAME_SKIP / (time.perf_counter() - start)
+    return steps_per_second(step, seconds) * FRAME_SKIP
 
 
 def _send_recv(env: gym.Env, actions: int, seconds: float, with_ids: bool = True) -> float:

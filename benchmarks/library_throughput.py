@@ -17,10 +17,10 @@ Prints env steps/s and frames/s (x frame skip 4) per setup and the ratio ours / 
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 
 import gymnasium as gym
+from common.timing import steps_per_second
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode
 
 import sf_envs  # noqa: F401 - registers the ids
@@ -33,11 +33,7 @@ FRAME_SKIP = 4
 
 def _timed(collect: Callable[[], int], seconds: float) -> float:
     """Env steps per second of ``collect`` (returns the steps it took) over ``seconds``."""
-    collect()  # warm-up: processes started, kernels compiled
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        steps += collect()
-    return steps / (time.perf_counter() - start)
+    return steps_per_second(collect, seconds, warmup=1)
 
 
 def torchrl_steps_per_s(ours: bool, num_envs: int, workers: int, seconds: float) -> float:

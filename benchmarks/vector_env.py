@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 from collections.abc import Callable
 
 import gymnasium as gym
 import numpy as np
 from common.raw_vizdoom import FRAME_SKIP, bench_raw
+from common.timing import steps_per_second
 from rich.console import Console
 from rich.table import Table
 
@@ -35,12 +35,7 @@ console = Console()
 
 def _timed(step: Callable[[], int], seconds: float) -> float:
     """Env frames/s of calling ``step`` (returns env steps done) for ``seconds`` after warm-up."""
-    for _ in range(20):
-        step()
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        steps += step()
-    return steps * FRAME_SKIP / (time.perf_counter() - start)
+    return steps_per_second(step, seconds) * FRAME_SKIP
 
 
 def bench_sf_sync(n: int, workers: int, seconds: float) -> float:

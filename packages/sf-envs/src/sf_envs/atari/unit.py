@@ -15,21 +15,10 @@ from sf_envs.atari.env import atari_spaces
 from sf_envs.atari.options import AtariOptions
 from sf_envs.vector.async_env import DoomAsyncVectorEnv
 from sf_envs.vector.gym_vector import DoomVectorEnv
-from sf_envs.vector.make import make_vec
+from sf_envs.vector.make import make_vec, split_engine_kwargs
 from sf_envs.vector.units import UnitViews
 
 __all__ = ["AtariUnit", "AtariUnitFactory", "atari_env_id", "make_atari_vec"]
-
-#: The engine's own keyword arguments, apart from the game's options.
-_ENGINE = {
-    "num_workers",
-    "autoreset_mode",
-    "copy",
-    "step_timeout_s",
-    "start_timeout_s",
-    "max_restarts",
-    "pin_workers",
-}
 
 
 class AtariUnit:
@@ -113,7 +102,7 @@ def make_atari_vec(
     """The engine over ``num_envs`` games: the gymnasium face, or the async face with
     ``batch_size``; ``kwargs`` are the engine's (``num_workers``, ...) and the
     :class:`AtariOptions`."""
-    engine = {k: v for k, v in kwargs.items() if k in _ENGINE}
-    options = AtariOptions.create(**{k: v for k, v in kwargs.items() if k not in _ENGINE})
+    engine, game = split_engine_kwargs(kwargs)
+    options = AtariOptions.create(**game)
     factory = AtariUnitFactory(options)
     return make_vec(factory.env_id, num_envs, batch_size, factory=factory, **engine)

@@ -21,23 +21,11 @@ from sf_envs.match.scenarios import MATCH_SCENARIOS, MatchConfig
 from sf_envs.match.unit import MatchUnitFactory
 from sf_envs.vector.async_env import DoomAsyncVectorEnv
 from sf_envs.vector.gym_vector import DoomVectorEnv
-from sf_envs.vector.make import make_vec
+from sf_envs.vector.make import make_vec, split_engine_kwargs
 
 __all__ = ["SingleAgentMatchEnv", "make_match_vec", "refuse_single_env"]
 
 _AGENT = "player_0"
-# Keyword arguments of the vector faces; every other one configures the matches.
-_ENGINE_KWARGS = frozenset(
-    {
-        "num_workers",
-        "autoreset_mode",
-        "copy",
-        "step_timeout_s",
-        "start_timeout_s",
-        "max_restarts",
-        "pin_workers",
-    }
-)
 
 
 def _single_agent_config(scenario: str, kwargs: dict[str, Any]) -> MatchConfig:
@@ -146,8 +134,7 @@ def make_match_vec(
             ``step_timeout_s``, ``start_timeout_s``, ``max_restarts``, ``pin_workers``); all
             others configure the matches as for :func:`~sf_envs.make_match`.
     """
-    engine = {k: v for k, v in kwargs.items() if k in _ENGINE_KWARGS}
-    match = {k: v for k, v in kwargs.items() if k not in _ENGINE_KWARGS}
+    engine, match = split_engine_kwargs(kwargs)
     factory = MatchUnitFactory(MatchConfig.create(scenario, **match))
     return make_vec(scenario, num_envs, batch_size, factory=factory, **engine)
 

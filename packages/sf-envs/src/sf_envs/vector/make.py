@@ -17,7 +17,27 @@ from sf_envs.vector.gym_unit import EnvSource, GymUnitFactory
 from sf_envs.vector.gym_vector import DoomVectorEnv
 from sf_envs.vector.units import UnitFactory
 
-__all__ = ["make_gym_vec", "make_vec"]
+__all__ = ["ENGINE_KWARGS", "make_gym_vec", "make_vec", "split_engine_kwargs"]
+
+#: The keyword arguments of the vector faces themselves; every other one configures the envs.
+ENGINE_KWARGS = frozenset(
+    {
+        "num_workers",
+        "autoreset_mode",
+        "copy",
+        "step_timeout_s",
+        "start_timeout_s",
+        "max_restarts",
+        "pin_workers",
+    }
+)
+
+
+def split_engine_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``kwargs`` as (the engine's, the envs'): how a ``vector_entry_point`` that builds its own
+    unit factory (matches, Atari) tells them apart."""
+    engine = {k: v for k, v in kwargs.items() if k in ENGINE_KWARGS}
+    return engine, {k: v for k, v in kwargs.items() if k not in ENGINE_KWARGS}
 
 
 def make_vec(
