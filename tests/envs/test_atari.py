@@ -5,6 +5,8 @@ Gymnasium's own vector env steps the single env, and errors that name the fix.""
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 
 import cv2
 import gymnasium as gym
@@ -159,6 +161,28 @@ def test_the_async_face_reports_whole_games() -> None:
     finally:
         envs.close()
     assert all(r >= 0 and float(r).is_integer() for r in returns)
+
+
+def test_a_killed_atari_worker_is_restarted_and_nothing_is_left() -> None:
+    envs = gym.make_vec("sf/Atari-Breakout-v0", num_envs=4, num_workers=2)
+    name = envs._core.engine.buffers.name
+    actions = np.ones(4, np.int64)
+    try:
+        envs.reset(seed=0)
+        for _ in range(3):  # past the resets
+            envs.step(actions)
+        victim = envs.worker_pids[0]
+        os.kill(victim, signal.SIGKILL)
+        _, _, terminated, truncated, info = envs.step(actions)
+        lost = info["worker_restarted"]
+        assert lost.sum() == 2 and truncated[lost].all() and not terminated[lost].any()
+        assert victim not in envs.worker_pids
+        for _ in range(5):  # the games go on, the lost ones anew
+            obs, _, _, _, info = envs.step(actions)
+        assert "worker_restarted" not in info and obs.shape == (4, 4, 84, 84)
+    finally:
+        envs.close()
+    assert not os.path.exists(f"/dev/shm/{name}")
 
 
 @pytest.mark.parametrize(
