@@ -42,6 +42,10 @@ def game_names() -> list[str]:
 class AtariCore:
     """One game and its preprocessing; ``reset``/``step`` write the stacked frames to ``out``.
 
+    ``out`` is the stack itself: ``step`` shifts the frames the last ``reset``/``step`` wrote
+    there and adds the new one, so the caller passes the same array (an env's row of shared
+    memory, a single env's buffer) every time and keeps no other copy.
+
     Args:
         options: The game and its preprocessing.
     """
@@ -70,7 +74,6 @@ class AtariCore:
         self._rows = area_weights(_SCREEN[0], height)
         self._tall = np.zeros((height, _SCREEN[1] + self._cols[1].shape[1]), dtype=np.float32)
         self._raw = np.zeros((2, *_SCREEN), dtype=np.uint8)
-        self._stack = np.zeros(options.obs_shape, dtype=np.uint8)
         self.episode_return = 0.0
         self.episode_length = 0
 
@@ -98,15 +101,14 @@ class AtariCore:
                 self.ale.reset_game()
         self.ale.getScreenGrayscale(self._raw[0])
         self._raw[1] = self._raw[0]
-        self._frame(self._stack[-1])
-        self._stack[:-1] = self._stack[-1]
-        out[...] = self._stack
+        self._frame(out[-1])
+        out[:-1] = out[-1]
         self.episode_return = 0.0
         self.episode_length = 0
 
     def step(self, action: int, out: np.ndarray) -> tuple[float, bool, bool]:
         """Plays ``action`` for ``frame_skip`` raw frames; returns (reward, terminated,
-        truncated) and writes the next observation to ``out``."""
+        truncated) and writes the next observation to ``out``, which holds the last one."""
         ale, skip = self.ale, self.options.frame_skip
         chosen = self.actions[action]
         reward = 0
@@ -120,9 +122,8 @@ class AtariCore:
                 ale.getScreenGrayscale(self._raw[k - skip + 2])
         if skip == 1:
             self._raw[0] = self._raw[1]
-        self._stack[:-1] = self._stack[1:]
-        self._frame(self._stack[-1])
-        out[...] = self._stack
+        out[:-1] = out[1:]
+        self._frame(out[-1])
         terminated = ale.game_over(with_truncation=False)
         truncated = not terminated and ale.game_truncated()
         self.episode_return += reward

@@ -91,12 +91,20 @@ class ObsLayout:
             screens = [k for k, s in space.spaces.items() if _is_screen(s)]
             vectors = tuple(k for k, s in space.spaces.items() if _is_vector(s))
             other = [k for k in space.spaces if k not in screens and k not in vectors]
-            if other or len(screens) > 1 or not (screens or vectors):
+            problem = (
+                f"keys {other} are neither"
+                if other
+                else "it has several screens"
+                if len(screens) > 1
+                else "it has none"
+                if not vectors and not screens
+                else None
+            )
+            if problem is not None:
                 raise ValueError(
                     f"Dict observation space {space}: the encoder reads one uint8 (C, H, W) "
-                    f"screen and any number of 1-D Boxes; "
-                    + (f"keys {other} are neither" if other else "it has several screens")
-                    + ": flatten or drop them with a gymnasium wrapper"
+                    f"screen and any number of 1-D Boxes; {problem}: flatten or drop them with "
+                    "a gymnasium wrapper"
                 )
             return cls(True, screens[0] if screens else None, vectors)
         if _is_vector(space):
