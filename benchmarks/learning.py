@@ -1,17 +1,22 @@
-"""sf-train on Atari as a user runs it, scored on whole games of raw score.
+"""How long an id takes to learn: sf-train as a user runs it, for a long wall budget.
 
-For each id: ``sf-train train --env ID`` (the ``atari`` preset; any extra sf-train flags after
+For each id: ``sf-train train --env ID`` (the id's preset; any extra sf-train flags after
 ``--``) for ``--seconds`` of wall time, then its best checkpoint evaluated over ``--episodes``
-fresh games, and a random policy over as many. Writes ``OUT/results.json``, a Markdown table in
-``OUT/results.md`` (frames, wall time, evaluated mean, IQM with its 95% interval, random mean,
-the frames and seconds at which an in-training evaluation first reached ``--goal``), and
-``OUT/<id>.png``: the training return and the in-training evaluations against frames.
-``--reuse RUN_DIR`` scores a finished run instead of training one.
+fresh episodes (whole games on Atari, scored raw), and a random policy over as many. Writes
+``OUT/results.json``, a Markdown table in ``OUT/results.md`` (frames, wall time, evaluated
+mean, IQM with its 95% interval, random mean, the frames and seconds at which an in-training
+evaluation first met the goal), and ``OUT/<id>.png``: the training return and the in-training
+evaluations against frames. The goal is an evaluated mean return (``--goal 18``), or with
+``--goal-timeouts`` a share of time-outs at most (on a task whose episodes end early only at
+their goal, such as my_way_home's vest, ``--goal-timeouts 0.2`` is "the goal in 80% of the
+episodes"). ``--reuse RUN_DIR`` scores a finished run instead of training one.
 
 Not part of CI. Run on an otherwise idle machine, from the repository root:
 
-    hatch run python benchmarks/atari_learning.py --ids sf/Atari-Pong-v0 --seconds 6000 \\
+    hatch run python benchmarks/learning.py --ids sf/Atari-Pong-v0 --seconds 6000 \\
         --goal 18 -- --precision bfloat16
+    hatch run python benchmarks/learning.py --ids sf/DoomMyWayHome-v0 --seconds 3600 \\
+        --goal-timeouts 0.2 --episodes 100
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import argparse
 import json
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +57,43 @@ def series(run_dir: Path, tag: str) -> Series:
     return [(p.step, p.value, p.wall_time - start) for p in points]
 
 
-def first_reaching(points: Series, goal: float | None) -> tuple[int, float] | None:
-    """(frames, seconds) of the first point at or above ``goal``."""
+@dataclass(frozen=True)
+class Goal:
+    """An in-training evaluation's figure to reach: its mean return at least ``value``, or
+    with ``timeouts`` its share of time-outs at most ``value``."""
+
+    value: float
+    timeouts: bool = False
+
+    @property
+    def tag(self) -> str:
+        return "eval/timeout_fraction" if self.timeouts else "eval/return_mean"
+
+    def met(self, figure: float) -> bool:
+        return figure <= self.value if self.timeouts else figure >= self.value
+
+    def __str__(self) -> str:
+        return f"time-outs <= {self.value:.0%}" if self.timeouts else f">= {self.value:g}"
+
+
+def first_reaching(points: Series, goal: Goal) -> tuple[int, float] | None:
+    """(frames, seconds) of the first point that meets ``goal``."""
     for frames, value, seconds in points:
-        if goal is not None and value >= goal:
+        if goal.met(value):
             return frames, seconds
     return None
 
 
-def plot(env_id: str, training: Series, evaluations: Series, random_mean: float, out: Path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
+def plot(
+    env_id: str,
+    training: Series,
+    evaluations: Series,
+    timeouts: Series,
+    random: dict[str, Any],
+    out: Path,
+) -> None:
+    """The returns against frames and, beside them, the evaluations' share of time-outs."""
+    fig, (ax, share) = plt.subplots(1, 2, figsize=(11, 4))
     ax.plot([f for f, _, _ in training], [v for _, v, _ in training], lw=1, label="training")
     ax.plot(
         [f for f, _, _ in evaluations],
@@ -68,11 +101,16 @@ def plot(env_id: str, training: Series, evaluations: Series, random_mean: float,
         "o-",
         label="in-training evaluation",
     )
-    ax.axhline(random_mean, color="grey", ls="--", lw=1, label="random policy")
+    ax.axhline(random["return_mean"], color="grey", ls="--", lw=1, label="random policy")
     ax.set_xlabel("frames")
-    ax.set_ylabel("return of a whole game (raw score)")
+    ax.set_ylabel("return of an episode (raw)")
     ax.set_title(env_id)
     ax.legend()
+    share.plot([f for f, _, _ in timeouts], [100 * v for _, v, _ in timeouts], "o-")
+    share.axhline(100 * random["timeout_fraction"], color="grey", ls="--", lw=1)
+    share.set_xlabel("frames")
+    share.set_ylabel("in-training evaluation: episodes timed out (%)")
+    share.set_ylim(-2, 102)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     plt.close(fig)
@@ -82,14 +120,17 @@ def score(
     env_id: str, run_dir: Path, wall: float | None, args: argparse.Namespace
 ) -> dict[str, Any]:
     evaluations = series(run_dir, "eval/return_mean")
+    timeouts = series(run_dir, "eval/timeout_fraction")
     random = random_policy(run_dir, args.episodes, seed=1000)
     plot(
         env_id,
         series(run_dir, "charts/episodic_return"),
         evaluations,
-        random["return_mean"],
+        timeouts,
+        random,
         Path(args.out) / f"{env_id.replace('/', '_')}.png",
     )
+    goal = args.goal
     return {
         "env": env_id,
         "run_dir": str(run_dir),
@@ -98,16 +139,18 @@ def score(
         "best_frames": int(load_checkpoint(find_checkpoint(run_dir, "best"))["frames"]),
         "best": evaluate_best(run_dir, args.episodes),
         "random": random,
-        "goal": args.goal,
-        "goal_reached_at": first_reaching(evaluations, args.goal),
+        "goal": None if goal is None else str(goal),
+        "goal_reached_at": None
+        if goal is None
+        else first_reaching(series(run_dir, goal.tag), goal),
     }
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| id | frames | training | best at | evaluated mean | IQM [95% CI] | random mean "
-        "| evaluation first at the goal |",
-        "|---|---|---|---|---|---|---|---|",
+        "| id | frames | training | best at | evaluated mean | IQM [95% CI] | time-outs "
+        "| random mean | random time-outs | evaluation first at the goal |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         b = r["best"]
@@ -119,12 +162,13 @@ def table(rows: list[dict[str, Any]]) -> str:
             if r["goal"] is None
             else "not reached"
             if reached is None
-            else f">= {r['goal']:g} at {reached[0]:,} frames, {reached[1]:.0f} s"
+            else f"{r['goal']} at {reached[0]:,} frames, {reached[1]:.0f} s"
         )
         lines.append(
             f"| `{r['env']}` | {r['frames']:,} | {wall} | {r['best_frames']:,} | "
-            f"{b['return_mean']:.1f} | {b['return_iqm']:.1f} [{low:.1f}, {high:.1f}] | "
-            f"{r['random']['return_mean']:.1f} | {at} |"
+            f"{b['return_mean']:.2f} | {b['return_iqm']:.2f} [{low:.2f}, {high:.2f}] | "
+            f"{b['timeout_fraction']:.0%} | {r['random']['return_mean']:.2f} | "
+            f"{r['random']['timeout_fraction']:.0%} | {at} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -134,11 +178,22 @@ def main() -> None:
     parser.add_argument("--ids", nargs="+", default=["sf/Atari-Pong-v0"])
     parser.add_argument("--seconds", type=float, default=3600.0)
     parser.add_argument("--episodes", type=int, default=30)
-    parser.add_argument("--goal", type=float, help="the evaluated return to reach, e.g. 18")
+    parser.add_argument("--goal", type=float, help="the evaluated mean return to reach, e.g. 18")
+    parser.add_argument(
+        "--goal-timeouts",
+        type=float,
+        help="instead of --goal: the share of evaluation episodes timed out to get down to",
+    )
     parser.add_argument("--reuse", type=Path, help="score this finished run of the one id")
-    parser.add_argument("--out", default="runs/atari")
+    parser.add_argument("--out", default="runs/learning")
     parser.add_argument("flags", nargs="*", help="extra sf-train flags, after --")
     args = parser.parse_args()
+    if args.goal is not None and args.goal_timeouts is not None:
+        parser.error("--goal and --goal-timeouts are two goals: give one")
+    if args.goal_timeouts is not None:
+        args.goal = Goal(args.goal_timeouts, timeouts=True)
+    elif args.goal is not None:
+        args.goal = Goal(args.goal)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
