@@ -9,7 +9,10 @@ evaluation first met the goal), and ``OUT/<id>.png``: the training return and th
 evaluations against frames. The goal is an evaluated mean return (``--goal 18``), or with
 ``--goal-timeouts`` a share of time-outs at most (on a task whose episodes end early only at
 their goal, such as my_way_home's vest, ``--goal-timeouts 0.2`` is "the goal in 80% of the
-episodes"). ``--reuse RUN_DIR`` scores a finished run instead of training one.
+episodes"). ``--reuse RUN_DIR`` scores a finished run instead of training one. A run longer
+than one sitting (Atari's 40M frames) goes in ``--sitting SECONDS`` slices: each trains on
+toward the preset's frame budget and stops as Ctrl-C stops a run, the next resumes it; the
+seconds reported count training sessions only.
 
 Not part of CI. Run on an otherwise idle machine, from the repository root:
 
@@ -17,6 +20,8 @@ Not part of CI. Run on an otherwise idle machine, from the repository root:
         --goal 18 -- --precision bfloat16
     hatch run python benchmarks/learning.py --ids sf/DoomMyWayHome-v0 --seconds 3600 \\
         --goal-timeouts 0.2 --episodes 100
+    hatch run python benchmarks/learning.py --ids sf/Atari-Pong-v0 --sitting 3000 --goal 18 \\
+        --out runs/pong -- --precision bfloat16   # again in each sitting
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,14 +55,36 @@ Series = list[tuple[int, float, float]]
 
 
 def series(run_dir: Path, tag: str) -> Series:
-    """A tag's points in the run's event files (every session of a resumed run)."""
-    events = EventAccumulator(str(run_dir), size_guidance={SCALARS: 0})
-    events.Reload()
-    if tag not in events.Tags()["scalars"]:
-        return []
-    points = events.Scalars(tag)
-    start = points[0].wall_time if points else 0.0
-    return [(p.step, p.value, p.wall_time - start) for p in points]
+    """A tag's points over every session of the run, a resumed run's sessions one after the
+    other: seconds count training sessions only, not the time between them (each session
+    writes an event file of its own, named after its start)."""
+    points: Series = []
+    offset = 0.0
+    files = sorted(run_dir.glob("events.out.tfevents.*"), key=lambda p: int(p.name.split(".")[3]))
+    for path in files:
+        events = EventAccumulator(str(path), size_guidance={SCALARS: 0})
+        events.Reload()
+        times = [p.wall_time for t in events.Tags()["scalars"] for p in events.Scalars(t)]
+        if not times:
+            continue
+        start = min(times)
+        if tag in events.Tags()["scalars"]:
+            points += [(p.step, p.value, offset + p.wall_time - start) for p in events.Scalars(tag)]
+        offset += max(times) - start
+    return points
+
+
+def train_for(seconds: float, *args: str) -> None:
+    """``sf-train ARGS``, stopped after ``seconds`` as Ctrl-C stops it: a final checkpoint,
+    its evaluation and the done line, so that the next sitting resumes where it ended."""
+    process = subprocess.Popen([sys.executable, "-m", "sf_train.cli", *args])
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGTERM)
+        process.wait()
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, process.args)
 
 
 @dataclass(frozen=True)
@@ -135,6 +165,7 @@ def score(
         "env": env_id,
         "run_dir": str(run_dir),
         "wall_seconds": wall,
+        "training_seconds": max((t for _, _, t in series(run_dir, "perf/fps")), default=0.0),
         "frames": int(load_checkpoint(find_checkpoint(run_dir, "latest"))["frames"]),
         "best_frames": int(load_checkpoint(find_checkpoint(run_dir, "best"))["frames"]),
         "best": evaluate_best(run_dir, args.episodes),
@@ -155,7 +186,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         b = r["best"]
         low, high = b["return_iqm_ci"]
-        wall = "-" if r["wall_seconds"] is None else f"{r['wall_seconds']:.0f} s"
+        wall = f"{r['training_seconds']:.0f} s"
         reached = r["goal_reached_at"]
         at = (
             "-"
@@ -184,6 +215,13 @@ def main() -> None:
         type=float,
         help="instead of --goal: the share of evaluation episodes timed out to get down to",
     )
+    parser.add_argument(
+        "--sitting",
+        type=float,
+        help="instead of --seconds: train to the preset's frame budget (its learning-rate "
+        "schedule) across sittings, this one stopped after SITTING seconds; the next call "
+        "resumes the run in --out",
+    )
     parser.add_argument("--reuse", type=Path, help="score this finished run of the one id")
     parser.add_argument("--out", default="runs/learning")
     parser.add_argument("flags", nargs="*", help="extra sf-train flags, after --")
@@ -202,6 +240,12 @@ def main() -> None:
             rows.append(score(env_id, args.reuse, None, args))
             continue
         run_dir = out / "runs" / env_id.replace("/", "_")
+        if args.sitting is not None:
+            resume = ["--resume"] if (run_dir / "checkpoints").is_dir() else ["--env", env_id]
+            print(f"{env_id}: a sitting of {args.sitting:.0f} s in {run_dir}", flush=True)
+            train_for(args.sitting, "train", "--run-dir", str(run_dir), *resume, *args.flags)
+            rows.append(score(env_id, run_dir, None, args))
+            continue
         shutil.rmtree(run_dir, ignore_errors=True)
         started = time.perf_counter()
         print(f"{env_id}: training for {args.seconds:.0f} s", flush=True)
