@@ -124,9 +124,10 @@ def atari() -> Config:
     strides 4/2/1, FC 512, no recurrence) over four stacked 84x84 gray frames, a step of four
     frames, and PPO's Atari settings as CleanRL's ``ppo_atari_envpool`` has them: rewards
     clipped to [-1, 1], a lost life ending the episode for learning, lambda 0.95, four epochs of
-    four minibatches, clipping 0.1, entropy 0.01, Adam at 2.5e-4 decaying linearly to zero at
-    40M frames (CleanRL's 10M steps of four frames: a run as long as the published ones, whose
-    learning rate falls at the same pace per frame), gradient norm 0.5; two torch threads (the
+    four minibatches, clipping 0.1 (of the value too), entropy 0.01, Adam (epsilon 1e-5) at
+    2.5e-4 decaying linearly to zero at 40M frames (CleanRL's 10M steps of four frames: a run as
+    long as the published ones, whose learning rate falls at the same pace per frame), gradient
+    norm 0.5; two torch threads (the
     emulator is cheap and the network is not: on Pong, 2 cores, 1,466 frames/s against 1,109
     with one). Reported returns are the raw game scores of whole games."""
     return Config(
@@ -147,6 +148,8 @@ def atari() -> Config:
             num_epochs=4,
             num_minibatches=4,
             clip_ratio=0.1,
+            value_clip=0.1,
+            adam_eps=1e-5,
             entropy_coef=0.01,
             trace_lambda=0.95,
             max_grad_norm=0.5,
