@@ -127,7 +127,9 @@ def atari() -> Config:
     four minibatches, clipping 0.1 (of the value too), entropy 0.01, Adam (epsilon 1e-5) at
     2.5e-4 decaying linearly to zero at 40M frames (CleanRL's 10M steps of four frames: a run as
     long as the published ones, whose learning rate falls at the same pace per frame), gradient
-    norm 0.5; two torch threads (the
+    norm 0.5; synchronous sampling and learning, so that each batch is learnt from by the policy
+    that played it, as in CleanRL (on Pong, 2 cores, bfloat16: 1,761 frames/s against 1,858 async,
+    whose batches were 45 optimiser steps old on average); two torch threads (the
     emulator is cheap and the network is not: on Pong, 2 cores, 1,466 frames/s against 1,109
     with one). Reported returns are the raw game scores of whole games."""
     return Config(
@@ -154,7 +156,7 @@ def atari() -> Config:
             trace_lambda=0.95,
             max_grad_norm=0.5,
         ),
-        run=RunConfig(frames=40_000_000, torch_threads=2),
+        run=RunConfig(frames=40_000_000, torch_threads=2, sync=True),
     )
 
 

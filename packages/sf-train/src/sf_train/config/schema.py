@@ -260,8 +260,9 @@ class RunConfig:
     of the weights, into batches in shared memory; 1 acts from the trainer's main thread. 0
     picks one per 8 cores (at least 1) for an asynchronous run of one policy, else 1."""
     sync: bool = False
-    """Synchronous mode for debugging: step all envs together (batch_size is ignored), then
-    learn, with zero policy lag."""
+    """Synchronous mode: step all envs together (batch_size is ignored), then learn, so every
+    batch comes from the policy that learns from it (PPO as CleanRL runs it, no policy lag);
+    slower where envs could step while the learner works, and the plainest mode to debug."""
     checkpoint_every: int = 200_000
     """Frames between checkpoints (one is also written at the end of training)."""
     checkpoint_seconds: float = 0.0
