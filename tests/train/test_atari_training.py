@@ -35,7 +35,9 @@ def test_atari_ids_start_from_the_atari_preset(tmp_path, caplog) -> None:
         assert main(["train", *flags]) == 0
     assert "preset 'atari'" in caplog.text
     saved = (run / "config.json").read_text()
-    for setting in ('"reward_clip": 1.0', '"life_loss_ends": true', '"frame_skip": 4'):
+    settings = ('"reward_clip": 1.0', '"life_loss_ends": true', '"frame_skip": 4')
+    settings += ('"value_clip": 0.1', '"sync": true')
+    for setting in settings:
         assert setting in saved
 
 
