@@ -29,10 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +39,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from common.policies import evaluate_best, random_policy, sf_train
+from common.supervise import run_for
 from tensorboard.backend.event_processing.event_accumulator import (
     SCALARS,
     EventAccumulator,
@@ -50,41 +48,57 @@ from tensorboard.backend.event_processing.event_accumulator import (
 from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import find_checkpoint
 
+FINAL_SECONDS = 900.0
+"""What a stopped sitting may take for its final checkpoint and evaluation before it is
+stopped harder (and loses them)."""
+
 Series = list[tuple[int, float, float]]
-"""(frames, value, seconds since the run began) of one TensorBoard tag."""
+"""(frames, value, seconds of training before it) of one TensorBoard tag."""
 
 
-def series(run_dir: Path, tag: str) -> Series:
-    """A tag's points over every session of the run, a resumed run's sessions one after the
-    other: seconds count training sessions only, not the time between them (each session
+def read_series(run_dir: Path) -> dict[str, Series]:
+    """Every tag's points over every session of the run, a resumed run's sessions one after
+    the other: seconds count training sessions only, not the time between them (each session
     writes an event file of its own, named after its start)."""
-    points: Series = []
+    tags: dict[str, Series] = {}
     offset = 0.0
     files = sorted(run_dir.glob("events.out.tfevents.*"), key=lambda p: int(p.name.split(".")[3]))
     for path in files:
         events = EventAccumulator(str(path), size_guidance={SCALARS: 0})
         events.Reload()
-        times = [p.wall_time for t in events.Tags()["scalars"] for p in events.Scalars(t)]
+        points = {tag: events.Scalars(tag) for tag in events.Tags()["scalars"]}
+        times = [p.wall_time for scalars in points.values() for p in scalars]
         if not times:
             continue
         start = min(times)
-        if tag in events.Tags()["scalars"]:
-            points += [(p.step, p.value, offset + p.wall_time - start) for p in events.Scalars(tag)]
+        for tag, scalars in points.items():
+            tags.setdefault(tag, []).extend(
+                (p.step, p.value, offset + p.wall_time - start) for p in scalars
+            )
         offset += max(times) - start
-    return points
+    return tags
 
 
-def train_for(seconds: float, *args: str) -> None:
-    """``sf-train ARGS``, stopped after ``seconds`` as Ctrl-C stops it: a final checkpoint,
-    its evaluation and the done line, so that the next sitting resumes where it ended."""
-    process = subprocess.Popen([sys.executable, "-m", "sf_train.cli", *args])
-    try:
-        process.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        process.send_signal(signal.SIGTERM)
-        process.wait()
-    if process.returncode != 0:
-        raise subprocess.CalledProcessError(process.returncode, process.args)
+def sitting(env_id: str, run_dir: Path, args: argparse.Namespace) -> None:
+    """One sitting of a run: ``sf-train train`` (resumed where a sitting ran before) stopped
+    after ``args.sitting`` seconds as Ctrl-C stops it, with a final checkpoint and its
+    evaluation; its log goes to ``OUT/logs/<id>/train.log``."""
+    logs = Path(args.out, "logs", run_dir.name)
+    logs.mkdir(parents=True, exist_ok=True)
+    resume = ["--resume"] if (run_dir / "checkpoints").is_dir() else ["--env", env_id]
+    command = [sys.executable, "-m", "sf_train.cli", "train", "--run-dir", str(run_dir.resolve())]
+    print(f"{env_id}: a sitting of {args.sitting:.0f} s in {run_dir}", flush=True)
+    ran = run_for([*command, *resume, *args.flags], logs, args.sitting, grace=FINAL_SECONDS)
+    if ran.exit_code not in (0, None) or find_checkpoint(run_dir, "latest") is None:
+        raise RuntimeError(f"{env_id}: the sitting ended without a checkpoint; see {logs}")
+
+
+def fresh(env_id: str, run_dir: Path, args: argparse.Namespace) -> None:
+    """A new run of ``args.seconds``, its learning rate decaying over them."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    print(f"{env_id}: training for {args.seconds:.0f} s", flush=True)
+    command = ["train", "--env", env_id, "--run-dir", str(run_dir)]
+    sf_train(*command, "--seconds", str(args.seconds), *args.flags)
 
 
 @dataclass(frozen=True)
@@ -146,17 +160,14 @@ def plot(
     plt.close(fig)
 
 
-def score(
-    env_id: str, run_dir: Path, wall: float | None, args: argparse.Namespace
-) -> dict[str, Any]:
-    evaluations = series(run_dir, "eval/return_mean")
-    timeouts = series(run_dir, "eval/timeout_fraction")
+def score(env_id: str, run_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+    tags = read_series(run_dir)
     random = random_policy(run_dir, args.episodes, seed=1000)
     plot(
         env_id,
-        series(run_dir, "charts/episodic_return"),
-        evaluations,
-        timeouts,
+        tags.get("charts/episodic_return", []),
+        tags.get("eval/return_mean", []),
+        tags.get("eval/timeout_fraction", []),
         random,
         Path(args.out) / f"{env_id.replace('/', '_')}.png",
     )
@@ -164,17 +175,24 @@ def score(
     return {
         "env": env_id,
         "run_dir": str(run_dir),
-        "wall_seconds": wall,
-        "training_seconds": max((t for _, _, t in series(run_dir, "perf/fps")), default=0.0),
+        "training_seconds": max((t for _, _, t in tags.get("perf/fps", [])), default=0.0),
         "frames": int(load_checkpoint(find_checkpoint(run_dir, "latest"))["frames"]),
         "best_frames": int(load_checkpoint(find_checkpoint(run_dir, "best"))["frames"]),
         "best": evaluate_best(run_dir, args.episodes),
         "random": random,
         "goal": None if goal is None else str(goal),
-        "goal_reached_at": None
-        if goal is None
-        else first_reaching(series(run_dir, goal.tag), goal),
+        "goal_reached_at": None if goal is None else first_reaching(tags.get(goal.tag, []), goal),
     }
+
+
+def reached(row: dict[str, Any]) -> str:
+    """Where the run's in-training evaluations first met its goal, for the table."""
+    if row["goal"] is None:
+        return "-"
+    if row["goal_reached_at"] is None:
+        return "not reached"
+    frames, seconds = row["goal_reached_at"]
+    return f"{row['goal']} at {frames:,} frames, {seconds:.0f} s"
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -186,20 +204,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         b = r["best"]
         low, high = b["return_iqm_ci"]
-        wall = f"{r['training_seconds']:.0f} s"
-        reached = r["goal_reached_at"]
-        at = (
-            "-"
-            if r["goal"] is None
-            else "not reached"
-            if reached is None
-            else f"{r['goal']} at {reached[0]:,} frames, {reached[1]:.0f} s"
-        )
         lines.append(
-            f"| `{r['env']}` | {r['frames']:,} | {wall} | {r['best_frames']:,} | "
+            f"| `{r['env']}` | {r['frames']:,} | {r['training_seconds']:.0f} s | "
+            f"{r['best_frames']:,} | "
             f"{b['return_mean']:.2f} | {b['return_iqm']:.2f} [{low:.2f}, {high:.2f}] | "
             f"{b['timeout_fraction']:.0%} | {r['random']['return_mean']:.2f} | "
-            f"{r['random']['timeout_fraction']:.0%} | {at} |"
+            f"{r['random']['timeout_fraction']:.0%} | {reached(r)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -236,30 +246,14 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for env_id in args.ids:
-        if args.reuse is not None:
-            rows.append(score(env_id, args.reuse, None, args))
-            continue
         run_dir = out / "runs" / env_id.replace("/", "_")
-        if args.sitting is not None:
-            resume = ["--resume"] if (run_dir / "checkpoints").is_dir() else ["--env", env_id]
-            print(f"{env_id}: a sitting of {args.sitting:.0f} s in {run_dir}", flush=True)
-            train_for(args.sitting, "train", "--run-dir", str(run_dir), *resume, *args.flags)
-            rows.append(score(env_id, run_dir, None, args))
-            continue
-        shutil.rmtree(run_dir, ignore_errors=True)
-        started = time.perf_counter()
-        print(f"{env_id}: training for {args.seconds:.0f} s", flush=True)
-        sf_train(
-            "train",
-            "--env",
-            env_id,
-            "--run-dir",
-            str(run_dir),
-            "--seconds",
-            str(args.seconds),
-            *args.flags,
-        )
-        rows.append(score(env_id, run_dir, time.perf_counter() - started, args))
+        if args.reuse is not None:
+            run_dir = args.reuse
+        elif args.sitting is not None:
+            sitting(env_id, run_dir, args)
+        else:
+            fresh(env_id, run_dir, args)
+        rows.append(score(env_id, run_dir, args))
         (out / "results.json").write_text(json.dumps(rows, indent=1))
     text = table(rows)
     (out / "results.json").write_text(json.dumps(rows, indent=1))

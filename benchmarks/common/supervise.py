@@ -20,6 +20,7 @@ from sf_envs.lifecycle import interruptible
 __all__ = ["Supervision", "run_for"]
 
 STOP_SIGNALS = ((signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
+"""Each stop signal and the seconds given to it before the next (the first's: ``grace``)."""
 SAMPLE_SECONDS = 0.5
 
 
@@ -120,10 +121,12 @@ class _Watch:
         self.samples += 1
 
 
-def run_for(command: list[str], folder: Path, seconds: float) -> Supervision:
+def run_for(
+    command: list[str], folder: Path, seconds: float, grace: float = STOP_SIGNALS[0][1]
+) -> Supervision:
     """Runs ``command`` in ``folder`` (output to ``train.log`` there) for ``seconds`` of wall
-    time or until it exits, then stops every process it started and removes the /dev/shm
-    files they mapped that are still there."""
+    time or until it exits, then stops every process it started (SIGINT, and after ``grace``
+    seconds harder signals) and removes the /dev/shm files they mapped that are still there."""
     watch = _Watch()
     with (folder / "train.log").open("wb") as log:
         start = time.time()
@@ -141,7 +144,7 @@ def run_for(command: list[str], folder: Path, seconds: float) -> Supervision:
                 time.sleep(max(0.0, min(SAMPLE_SECONDS, start + seconds - now)))
             exit_code = proc.poll()
         finally:  # also on Ctrl-C: the command's own session would not get it
-            stop_signal, leftovers = _stop(proc, watch.seen)
+            stop_signal, leftovers = _stop(proc, watch.seen, grace)
     left_shm = sorted(p for p in watch.shm if os.path.exists(p))
     for path in left_shm:
         Path(path).unlink(missing_ok=True)
@@ -166,15 +169,17 @@ def _signal(proc: subprocess.Popen[bytes], alive: set[Identity], sig: signal.Sig
             send(target, sig)
 
 
-def _stop(proc: subprocess.Popen[bytes], seen: set[Identity]) -> tuple[str, int]:
-    """Signals the command's processes, harder each time, until all are gone.
+def _stop(proc: subprocess.Popen[bytes], seen: set[Identity], grace: float) -> tuple[str, int]:
+    """Signals the command's processes, harder each time, until all are gone; the first
+    signal is given ``grace`` seconds.
 
     Returns:
         The last signal sent ("none" if all had exited) and how many processes outlived the
         first signal.
     """
     used, leftovers = "none", 0
-    for number, (sig, wait) in enumerate(STOP_SIGNALS):
+    waits = [grace, *(wait for _, wait in STOP_SIGNALS[1:])]
+    for number, ((sig, _), wait) in enumerate(zip(STOP_SIGNALS, waits, strict=True)):
         seen |= _process_tree(proc.pid, proc.pid)
         alive = _alive(seen)
         if not alive and proc.poll() is not None:

@@ -43,7 +43,7 @@ def _session(run_dir: Path, start: float, points: list[tuple[int, float, float]]
 def test_seconds_leave_out_the_time_between_sessions(tmp_path: Path, learning: ModuleType) -> None:
     _session(tmp_path, 1_000_000, [(100, 0.9, 0.0), (200, 0.5, 60.0)])
     _session(tmp_path, 1_086_400, [(300, 0.3, 0.0), (400, 0.1, 30.0)])  # a day later
-    points = learning.series(tmp_path, "eval/timeout_fraction")
+    points = learning.read_series(tmp_path)["eval/timeout_fraction"]
     assert [(f, round(s)) for f, _, s in points] == [(100, 0), (200, 60), (300, 60), (400, 90)]
     goal = learning.Goal(0.2, timeouts=True)
     assert learning.first_reaching(points, goal) == (400, pytest.approx(90.0))
@@ -72,3 +72,32 @@ def test_a_run_goes_on_across_sittings(tmp_path: Path) -> None:
     assert 0 < row["training_seconds"] < 120 and row["best"]["episodes"] == 2
     assert row["goal"] == ">= 500" and "| `CartPole-v1` |" in done.stdout
     assert (out / "CartPole-v1.png").stat().st_size > 0
+
+
+GRACEFUL = """
+import signal, sys, time
+from pathlib import Path
+def stop(*_):
+    time.sleep(1.5)  # a final checkpoint and evaluation
+    Path("ended").write_text("gracefully")
+    sys.exit(0)
+signal.signal(signal.SIGINT, stop)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    ("grace", "signal_used", "ended"), [(20.0, "SIGINT", True), (0.3, "SIGTERM", False)]
+)
+def test_a_stopped_sitting_is_given_its_grace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grace: float, signal_used: str, ended: bool
+) -> None:
+    """A sitting stops its run with SIGINT and waits ``grace`` seconds for the final
+    checkpoint before stopping it harder."""
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    from common.supervise import run_for
+
+    ran = run_for([sys.executable, "-c", GRACEFUL], tmp_path, seconds=1.0, grace=grace)
+    assert ran.stop_signal == signal_used
+    assert (tmp_path / "ended").exists() == ended
+    assert ran.leftover_processes == (0 if ended else 1)  # outlived the first signal

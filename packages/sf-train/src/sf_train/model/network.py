@@ -61,6 +61,17 @@ def _is_vector(space: spaces.Space) -> bool:
     return isinstance(space, spaces.Box) and space.shape is not None and len(space.shape) == 1
 
 
+def _dict_problem(other: list[str], screens: list[str], vectors: tuple[str, ...]) -> str | None:
+    """Why the encoder cannot read a Dict of these keys, or None when it can."""
+    if other:
+        return f"keys {other} are neither"
+    if len(screens) > 1:
+        return "it has several screens"
+    if not screens and not vectors:
+        return "it has none"
+    return None
+
+
 @dataclass(frozen=True)
 class ObsLayout:
     """Where a model finds its two inputs in an observation: the screen (a uint8 ``(C, H, W)``
@@ -91,15 +102,7 @@ class ObsLayout:
             screens = [k for k, s in space.spaces.items() if _is_screen(s)]
             vectors = tuple(k for k, s in space.spaces.items() if _is_vector(s))
             other = [k for k in space.spaces if k not in screens and k not in vectors]
-            problem = (
-                f"keys {other} are neither"
-                if other
-                else "it has several screens"
-                if len(screens) > 1
-                else "it has none"
-                if not vectors and not screens
-                else None
-            )
+            problem = _dict_problem(other, screens, vectors)
             if problem is not None:
                 raise ValueError(
                     f"Dict observation space {space}: the encoder reads one uint8 (C, H, W) "
