@@ -5,7 +5,14 @@ import pytest
 import torch
 from support.toy_env import ToyVecEnv
 
-from sf_train.algo.learner import LR_MAX, LR_MIN, Learner, adapt_learning_rate, learning_rate
+from sf_train.algo.learner import (
+    LR_MAX,
+    LR_MIN,
+    Learner,
+    adapt_learning_rate,
+    explained_variance,
+    learning_rate,
+)
 from sf_train.config.schema import AlgoConfig, ModelConfig
 from sf_train.model.network import ActorCritic
 from sf_train.sampling.sampler import Sampler
@@ -66,6 +73,21 @@ def test_async_lag_is_measured_and_stale_samples_masked():
         "train/policy_lag_avg",
     }
     assert all(np.isfinite(v) for v in stats.values())
+
+
+def _moments(targets: list[float], predictions: list[float]) -> torch.Tensor:
+    t, r = torch.tensor(targets), torch.tensor(targets) - torch.tensor(predictions)
+    return torch.stack([torch.tensor(float(len(t))), t.sum(), (t**2).sum(), r.sum(), (r**2).sum()])
+
+
+def test_explained_variance_pools_the_minibatches_of_a_batch():
+    """Targets 0, 0, 0, 4 (variance 3) predicted as 0, 0, 1, 3: residuals 0, 0, -1, 1
+    (variance 0.5), so 1 - 0.5 / 3. Split in two minibatches, the first's targets do not
+    vary at all: averaging per minibatch would give a hugely negative figure."""
+    first, second = _moments([0.0, 0.0], [0.0, 0.0]), _moments([0.0, 4.0], [1.0, 3.0])
+    assert explained_variance(first + second) == pytest.approx(1.0 - 0.5 / 3.0)
+    assert explained_variance(_moments([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])) == pytest.approx(1.0)
+    assert explained_variance(_moments([1.0, 3.0], [2.0, 2.0])) == pytest.approx(0.0)
 
 
 def test_learning_rate_schedules():

@@ -23,7 +23,14 @@ from sf_train.config.schema import AlgoConfig
 from sf_train.model.network import ActorCritic
 from sf_train.sampling.batch import TrajectoryBatch
 
-__all__ = ["LR_MAX", "LR_MIN", "Learner", "adapt_learning_rate", "learning_rate"]
+__all__ = [
+    "LR_MAX",
+    "LR_MIN",
+    "Learner",
+    "adapt_learning_rate",
+    "explained_variance",
+    "learning_rate",
+]
 
 
 LR_MIN, LR_MAX = 1e-6, 1e-2
@@ -85,7 +92,11 @@ class Learner:
             model.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps
         )
 
-    def _minibatch_loss(self, mb: dict, first_epoch: bool) -> tuple[Tensor, dict[str, Tensor]]:
+    def _minibatch_loss(
+        self, mb: dict, first_epoch: bool
+    ) -> tuple[Tensor, dict[str, Tensor], Tensor]:
+        """The loss, its statistics, and the moments of the critic's targets and residuals
+        (count, sum, sum of squares of each) for the batch's explained variance."""
         cfg, model = self.cfg, self.model
         with torch.autocast(self.device.type, torch.bfloat16, enabled=self._bfloat16):
             out = model.forward_sequence(mb["obs"], mb["rnn_state"], mb["resets"])
@@ -137,21 +148,28 @@ class Learner:
             log_ratio = log_probs - mb["log_probs"]
             approx_kl = masked_mean(torch.exp(log_ratio) - 1.0 - log_ratio, mask)
             played = mb["valid"]
-            residual_var = torch.var((vs - values[:T])[played])
-            explained_variance = 1.0 - residual_var / torch.var(vs[played]).clamp(min=1e-8)
+            targets, residuals = vs[played], (vs - values[:T])[played]
+            moments = torch.stack(
+                [
+                    played.sum().float(),
+                    targets.sum(),
+                    (targets**2).sum(),
+                    residuals.sum(),
+                    (residuals**2).sum(),
+                ]
+            )
         stats = {
             "losses/policy_loss": l_policy.detach(),
             "losses/value_loss": l_value.detach(),
             "losses/entropy": h.detach(),
             "losses/approx_kl": approx_kl,
             "losses/clipfrac": clip_fraction,
-            "losses/explained_variance": explained_variance,
             "train/policy_lag_min": lag[played].min().float(),
             "train/policy_lag_avg": lag[played].float().mean(),
             "train/policy_lag_max": lag[played].max().float(),
             "train/stale_fraction": 1.0 - mask.sum() / played.sum(),
         }
-        return loss, stats
+        return loss, stats, moments
 
     def train(self, batch: TrajectoryBatch, progress: float = 0.0) -> dict[str, float]:
         """Runs ``num_epochs`` x ``num_minibatches`` optimiser steps on ``batch``.
@@ -163,7 +181,8 @@ class Learner:
         Returns:
             Statistics over the steps under TensorBoard-style tags (means; the policy-lag
             ``_min``/``_max`` are extremes), plus ``train/lr`` (mean rate used),
-            ``train/grad_norm`` and ``train/version``.
+            ``train/grad_norm``, ``train/version`` and ``losses/explained_variance`` (of
+            the critic over the whole batch, see :func:`explained_variance`).
         """
         cfg = self.cfg
         adaptive = cfg.lr_schedule == "kl_adaptive"
@@ -173,6 +192,7 @@ class Learner:
         self.model.update_normalizers(_first_rows(data["obs"], batch.T))
 
         totals: dict[str, Tensor] = {}
+        moments = torch.zeros(5, device=self.device)
         steps = 0
         for epoch in range(cfg.num_epochs):
             perm = torch.randperm(batch.B, device=self.device)
@@ -181,7 +201,8 @@ class Learner:
                 mb = data if cfg.num_minibatches == 1 else _select_columns(data, cols)
                 for group in self.optimizer.param_groups:
                     group["lr"] = self.lr
-                loss, stats = self._minibatch_loss(mb, first_epoch=epoch == 0)
+                loss, stats, mb_moments = self._minibatch_loss(mb, first_epoch=epoch == 0)
+                moments += mb_moments
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 stats["train/grad_norm"] = nn.utils.clip_grad_norm_(
@@ -210,8 +231,23 @@ class Learner:
             k: float(v) if k.endswith(("_min", "_max")) else float(v) / steps
             for k, v in totals.items()
         }
+        result["losses/explained_variance"] = explained_variance(moments)
         result["train/version"] = float(self.version)
         return result
+
+
+def explained_variance(moments: Tensor) -> float:
+    """1 - Var(residuals) / Var(targets) over every sample the moments pooled.
+
+    Pooled over the whole batch rather than averaged over minibatches: on a sparse-reward task
+    most minibatches hold targets that barely vary, where the ratio is huge for any residual
+    and one such minibatch would drag a mean of per-minibatch values far below zero.
+    """
+    count, target_sum, target_squares, residual_sum, residual_squares = moments.double().tolist()
+    count = max(count, 1.0)
+    target_var = target_squares / count - (target_sum / count) ** 2
+    residual_var = residual_squares / count - (residual_sum / count) ** 2
+    return 1.0 - residual_var / max(target_var, 1e-12)
 
 
 def _first_rows(obs: Tensor | dict[str, Tensor], T: int) -> Tensor | dict[str, Tensor]:
