@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+
+from sf_train.config.schema import ModelConfig
 from sf_train.evaluation import evaluate_policy
 from sf_train.model.network import ActorCritic
 from sf_train.run.folder import load_run_config
 
-__all__ = ["evaluate_best", "random_policy", "sf_train"]
+__all__ = ["evaluate_best", "random_policy", "sf_train", "uniform_policy"]
 
 
 def sf_train(*args: str, logs: bool = False) -> str:
@@ -34,15 +37,22 @@ def evaluate_best(run_dir: Path, episodes: int) -> dict[str, Any]:
     )
 
 
+def uniform_policy(
+    observation_space: gym.Space, action_space: gym.Space, cfg: ModelConfig
+) -> ActorCritic:
+    """A network whose logits are all zero, sampled: uniform over discrete actions (a
+    standard Gaussian over Box actions)."""
+    model = ActorCritic(observation_space, action_space, cfg)
+    model.actor.weight.data.zero_()
+    model.actor.bias.data.zero_()
+    return model
+
+
 def random_policy(run_dir: Path, episodes: int, seed: int) -> dict[str, Any]:
-    """A policy whose logits are all zero, sampled: uniform over the run env's discrete
-    actions (a standard Gaussian over Box actions)."""
+    """The :func:`uniform_policy` over the run's env, evaluated."""
     cfg = load_run_config(run_dir)
 
     def uniform(venv: Any) -> ActorCritic:
-        model = ActorCritic(venv.single_observation_space, venv.single_action_space, cfg.model)
-        model.actor.weight.data.zero_()
-        model.actor.bias.data.zero_()
-        return model
+        return uniform_policy(venv.single_observation_space, venv.single_action_space, cfg.model)
 
     return evaluate_policy(cfg, uniform, episodes, greedy=False, seed=seed).summary()
