@@ -1,6 +1,6 @@
 """Where on my_way_home's map a policy finds the vest: its success from each spawn point.
 
-ViZDoom's my_way_home starts the player at one of 16 places, picked by the game's seed, and
+ViZDoom's my_way_home starts the player at one of 17 places, picked by the game's seed, and
 the vest lies in one room. A single success rate hides whether a policy solves every start a
 little or the near rooms always and the far ones never. This script plays a run's checkpoint
 (sampled actions, or greedy as the run evaluated) on seeds ``--seed`` onwards, learns each
