@@ -30,6 +30,8 @@ __all__ = [
     "adapt_learning_rate",
     "explained_variance",
     "learning_rate",
+    "pool",
+    "spread",
 ]
 
 
@@ -95,8 +97,8 @@ class Learner:
     def _minibatch_loss(
         self, mb: dict, first_epoch: bool
     ) -> tuple[Tensor, dict[str, Tensor], Tensor]:
-        """The loss, its statistics, and the moments of the critic's targets and residuals
-        (count, sum, sum of squares of each) for the batch's explained variance."""
+        """The loss, its statistics, and the :func:`spread` of the critic's targets and
+        residuals, for the batch's explained variance."""
         cfg, model = self.cfg, self.model
         with torch.autocast(self.device.type, torch.bfloat16, enabled=self._bfloat16):
             out = model.forward_sequence(mb["obs"], mb["rnn_state"], mb["resets"])
@@ -148,16 +150,7 @@ class Learner:
             log_ratio = log_probs - mb["log_probs"]
             approx_kl = masked_mean(torch.exp(log_ratio) - 1.0 - log_ratio, mask)
             played = mb["valid"]
-            targets, residuals = vs[played], (vs - values[:T])[played]
-            moments = torch.stack(
-                [
-                    played.sum().float(),
-                    targets.sum(),
-                    (targets**2).sum(),
-                    residuals.sum(),
-                    (residuals**2).sum(),
-                ]
-            )
+            critic_spread = spread(vs[played], (vs - values[:T])[played])
         stats = {
             "losses/policy_loss": l_policy.detach(),
             "losses/value_loss": l_value.detach(),
@@ -169,7 +162,7 @@ class Learner:
             "train/policy_lag_max": lag[played].max().float(),
             "train/stale_fraction": 1.0 - mask.sum() / played.sum(),
         }
-        return loss, stats, moments
+        return loss, stats, critic_spread
 
     def train(self, batch: TrajectoryBatch, progress: float = 0.0) -> dict[str, float]:
         """Runs ``num_epochs`` x ``num_minibatches`` optimiser steps on ``batch``.
@@ -192,7 +185,7 @@ class Learner:
         self.model.update_normalizers(_first_rows(data["obs"], batch.T))
 
         totals: dict[str, Tensor] = {}
-        moments = torch.zeros(5, device=self.device)
+        pooled: Tensor | None = None
         steps = 0
         for epoch in range(cfg.num_epochs):
             perm = torch.randperm(batch.B, device=self.device)
@@ -201,8 +194,8 @@ class Learner:
                 mb = data if cfg.num_minibatches == 1 else _select_columns(data, cols)
                 for group in self.optimizer.param_groups:
                     group["lr"] = self.lr
-                loss, stats, mb_moments = self._minibatch_loss(mb, first_epoch=epoch == 0)
-                moments += mb_moments
+                loss, stats, critic_spread = self._minibatch_loss(mb, first_epoch=epoch == 0)
+                pooled = critic_spread if pooled is None else pool(pooled, critic_spread)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 stats["train/grad_norm"] = nn.utils.clip_grad_norm_(
@@ -231,23 +224,41 @@ class Learner:
             k: float(v) if k.endswith(("_min", "_max")) else float(v) / steps
             for k, v in totals.items()
         }
-        result["losses/explained_variance"] = explained_variance(moments)
+        assert pooled is not None  # num_epochs and num_minibatches are at least 1
+        result["losses/explained_variance"] = explained_variance(pooled)
         result["train/version"] = float(self.version)
         return result
 
 
-def explained_variance(moments: Tensor) -> float:
-    """1 - Var(residuals) / Var(targets) over every sample the moments pooled.
+def spread(targets: Tensor, residuals: Tensor) -> Tensor:
+    """Count, then mean and sum of squared deviations of the targets, then of the residuals:
+    what :func:`pool` combines across minibatches without losing precision to cancellation."""
+    count = torch.tensor(float(targets.numel()), device=targets.device)
+    t_mean, r_mean = targets.mean(), residuals.mean()
+    t_squares, r_squares = ((targets - t_mean) ** 2).sum(), ((residuals - r_mean) ** 2).sum()
+    return torch.stack([count, t_mean, t_squares, r_mean, r_squares])
+
+
+def pool(a: Tensor, b: Tensor) -> Tensor:
+    """The :func:`spread` of two sets of samples together (Chan et al.'s pairwise update)."""
+    count = a[0] + b[0]
+    pooled = [count]
+    for mean, squares in ((1, 2), (3, 4)):
+        delta = b[mean] - a[mean]
+        pooled.append(a[mean] + delta * b[0] / count)
+        pooled.append(a[squares] + b[squares] + delta**2 * a[0] * b[0] / count)
+    return torch.stack(pooled)
+
+
+def explained_variance(pooled: Tensor) -> float:
+    """1 - Var(residuals) / Var(targets) over every sample of a :func:`spread`.
 
     Pooled over the whole batch rather than averaged over minibatches: on a sparse-reward task
     most minibatches hold targets that barely vary, where the ratio is huge for any residual
     and one such minibatch would drag a mean of per-minibatch values far below zero.
     """
-    count, target_sum, target_squares, residual_sum, residual_squares = moments.double().tolist()
-    count = max(count, 1.0)
-    target_var = target_squares / count - (target_sum / count) ** 2
-    residual_var = residual_squares / count - (residual_sum / count) ** 2
-    return 1.0 - residual_var / max(target_var, 1e-12)
+    target_squares, residual_squares = float(pooled[2]), float(pooled[4])
+    return 1.0 - residual_squares / max(target_squares, 1e-12)
 
 
 def _first_rows(obs: Tensor | dict[str, Tensor], T: int) -> Tensor | dict[str, Tensor]:
