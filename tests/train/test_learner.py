@@ -12,8 +12,6 @@ from sf_train.algo.learner import (
     adapt_learning_rate,
     explained_variance,
     learning_rate,
-    pool,
-    spread,
 )
 from sf_train.config.schema import AlgoConfig, ModelConfig
 from sf_train.model.network import ActorCritic
@@ -77,34 +75,30 @@ def test_async_lag_is_measured_and_stale_samples_masked():
     assert all(np.isfinite(v) for v in stats.values())
 
 
-def _spread(targets: list[float], predictions: list[float]) -> torch.Tensor:
+def _critic(targets: list[float], predictions: list[float]) -> tuple[torch.Tensor, torch.Tensor]:
     t = torch.tensor(targets)
-    return spread(t, t - torch.tensor(predictions))
+    return t, t - torch.tensor(predictions)
 
 
-def test_explained_variance_pools_the_minibatches_of_a_batch():
+def test_explained_variance_is_over_the_whole_batch():
     """Targets 0, 0, 0, 4 (variance 3) predicted as 0, 0, 1, 3: residuals 0, 0, -1, 1
     (variance 0.5), so 1 - 0.5 / 3. Split in two minibatches, the first's targets do not
     vary at all: averaging per minibatch would give a hugely negative figure."""
-    first, second = _spread([0.0, 0.0], [0.0, 0.0]), _spread([0.0, 4.0], [1.0, 3.0])
-    whole = _spread([0.0, 0.0, 0.0, 4.0], [0.0, 0.0, 1.0, 3.0])
-    assert torch.allclose(pool(first, second), whole)
-    assert explained_variance(pool(first, second)) == pytest.approx(1.0 - 0.5 / 3.0)
-    assert explained_variance(_spread([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])) == pytest.approx(1.0)
-    assert explained_variance(_spread([1.0, 3.0], [2.0, 2.0])) == pytest.approx(0.0)
+    assert explained_variance(*_critic([0.0, 0.0, 0.0, 4.0], [0.0, 0.0, 1.0, 3.0])) == (
+        pytest.approx(1.0 - 0.5 / 3.0)
+    )
+    assert explained_variance(*_critic([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])) == pytest.approx(1.0)
+    assert explained_variance(*_critic([1.0, 3.0], [2.0, 2.0])) == pytest.approx(0.0)
 
 
-def test_pooled_spreads_keep_their_precision_far_from_zero():
+def test_explained_variance_keeps_its_precision_far_from_zero():
     """Targets around 1e4 that vary by 1e-2: sums of squares in float32 would cancel to
-    noise, pooled deviations do not."""
+    noise."""
     rng = np.random.default_rng(0)
     targets = torch.tensor(1e4 + 1e-2 * rng.standard_normal(4096), dtype=torch.float32)
     residuals = torch.tensor(1e-3 * rng.standard_normal(4096), dtype=torch.float32)
-    pooled = pool(
-        spread(targets[:2048], residuals[:2048]), spread(targets[2048:], residuals[2048:])
-    )
     expected = 1.0 - residuals.double().var() / targets.double().var()
-    assert explained_variance(pooled) == pytest.approx(float(expected), abs=1e-3)
+    assert explained_variance(targets, residuals) == pytest.approx(float(expected), abs=1e-3)
 
 
 def test_learning_rate_schedules():

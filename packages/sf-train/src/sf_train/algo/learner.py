@@ -30,8 +30,6 @@ __all__ = [
     "adapt_learning_rate",
     "explained_variance",
     "learning_rate",
-    "pool",
-    "spread",
 ]
 
 
@@ -96,9 +94,9 @@ class Learner:
 
     def _minibatch_loss(
         self, mb: dict, first_epoch: bool
-    ) -> tuple[Tensor, dict[str, Tensor], Tensor]:
-        """The loss, its statistics, and the :func:`spread` of the critic's targets and
-        residuals, for the batch's explained variance."""
+    ) -> tuple[Tensor, dict[str, Tensor], tuple[Tensor, Tensor]]:
+        """The loss, its statistics, and the critic's targets and residuals on the played
+        samples, for the batch's :func:`explained_variance`."""
         cfg, model = self.cfg, self.model
         with torch.autocast(self.device.type, torch.bfloat16, enabled=self._bfloat16):
             out = model.forward_sequence(mb["obs"], mb["rnn_state"], mb["resets"])
@@ -150,7 +148,7 @@ class Learner:
             log_ratio = log_probs - mb["log_probs"]
             approx_kl = masked_mean(torch.exp(log_ratio) - 1.0 - log_ratio, mask)
             played = mb["valid"]
-            critic_spread = spread(vs[played], (vs - values[:T])[played])
+            critic = (vs[played], (vs - values[:T])[played])
         stats = {
             "losses/policy_loss": l_policy.detach(),
             "losses/value_loss": l_value.detach(),
@@ -162,7 +160,7 @@ class Learner:
             "train/policy_lag_max": lag[played].max().float(),
             "train/stale_fraction": 1.0 - mask.sum() / played.sum(),
         }
-        return loss, stats, critic_spread
+        return loss, stats, critic
 
     def train(self, batch: TrajectoryBatch, progress: float = 0.0) -> dict[str, float]:
         """Runs ``num_epochs`` x ``num_minibatches`` optimiser steps on ``batch``.
@@ -185,7 +183,8 @@ class Learner:
         self.model.update_normalizers(_first_rows(data["obs"], batch.T))
 
         totals: dict[str, Tensor] = {}
-        pooled: Tensor | None = None
+        targets: list[Tensor] = []
+        residuals: list[Tensor] = []
         steps = 0
         for epoch in range(cfg.num_epochs):
             perm = torch.randperm(batch.B, device=self.device)
@@ -194,8 +193,9 @@ class Learner:
                 mb = data if cfg.num_minibatches == 1 else _select_columns(data, cols)
                 for group in self.optimizer.param_groups:
                     group["lr"] = self.lr
-                loss, stats, critic_spread = self._minibatch_loss(mb, first_epoch=epoch == 0)
-                pooled = critic_spread if pooled is None else pool(pooled, critic_spread)
+                loss, stats, (target, residual) = self._minibatch_loss(mb, epoch == 0)
+                targets.append(target)
+                residuals.append(residual)
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 stats["train/grad_norm"] = nn.utils.clip_grad_norm_(
@@ -224,41 +224,24 @@ class Learner:
             k: float(v) if k.endswith(("_min", "_max")) else float(v) / steps
             for k, v in totals.items()
         }
-        assert pooled is not None  # num_epochs and num_minibatches are at least 1
-        result["losses/explained_variance"] = explained_variance(pooled)
+        result["losses/explained_variance"] = explained_variance(
+            torch.cat(targets), torch.cat(residuals)
+        )
         result["train/version"] = float(self.version)
         return result
 
 
-def spread(targets: Tensor, residuals: Tensor) -> Tensor:
-    """Count, then mean and sum of squared deviations of the targets, then of the residuals:
-    what :func:`pool` combines across minibatches without losing precision to cancellation."""
-    count = torch.tensor(float(targets.numel()), device=targets.device)
-    t_mean, r_mean = targets.mean(), residuals.mean()
-    t_squares, r_squares = ((targets - t_mean) ** 2).sum(), ((residuals - r_mean) ** 2).sum()
-    return torch.stack([count, t_mean, t_squares, r_mean, r_squares])
+def explained_variance(targets: Tensor, residuals: Tensor) -> float:
+    """1 - Var(residuals) / Var(targets), over every sample of a batch.
 
-
-def pool(a: Tensor, b: Tensor) -> Tensor:
-    """The :func:`spread` of two sets of samples together (Chan et al.'s pairwise update)."""
-    count = a[0] + b[0]
-    pooled = [count]
-    for mean, squares in ((1, 2), (3, 4)):
-        delta = b[mean] - a[mean]
-        pooled.append(a[mean] + delta * b[0] / count)
-        pooled.append(a[squares] + b[squares] + delta**2 * a[0] * b[0] / count)
-    return torch.stack(pooled)
-
-
-def explained_variance(pooled: Tensor) -> float:
-    """1 - Var(residuals) / Var(targets) over every sample of a :func:`spread`.
-
-    Pooled over the whole batch rather than averaged over minibatches: on a sparse-reward task
-    most minibatches hold targets that barely vary, where the ratio is huge for any residual
-    and one such minibatch would drag a mean of per-minibatch values far below zero.
+    Over the whole batch rather than averaged over minibatches: on a sparse-reward task most
+    minibatches hold targets that barely vary, where the ratio is huge for any residual and one
+    such minibatch would drag a mean of per-minibatch values far below zero. In float64, so
+    targets far from zero keep their precision.
     """
-    target_squares, residual_squares = float(pooled[2]), float(pooled[4])
-    return 1.0 - residual_squares / max(target_squares, 1e-12)
+    target_var = float(targets.double().var(unbiased=False))
+    residual_var = float(residuals.double().var(unbiased=False))
+    return 1.0 - residual_var / max(target_var, 1e-12)
 
 
 def _first_rows(obs: Tensor | dict[str, Tensor], T: int) -> Tensor | dict[str, Tensor]:
