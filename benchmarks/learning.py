@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from common.policies import evaluate_best, random_policy, sf_train
+from common.policies import SF_TRAIN, evaluate_best, random_policy, sf_train
 from common.supervise import run_for
 from tensorboard.backend.event_processing.event_accumulator import (
     SCALARS,
@@ -86,7 +85,7 @@ def sitting(env_id: str, run_dir: Path, args: argparse.Namespace) -> None:
     logs = Path(args.out, "logs", run_dir.name)
     logs.mkdir(parents=True, exist_ok=True)
     resume = ["--resume"] if (run_dir / "checkpoints").is_dir() else ["--env", env_id]
-    command = [sys.executable, "-m", "sf_train.cli", "train", "--run-dir", str(run_dir.resolve())]
+    command = [*SF_TRAIN, "train", "--run-dir", str(run_dir.resolve())]
     print(f"{env_id}: a sitting of {args.sitting:.0f} s in {run_dir}", flush=True)
     ran = run_for([*command, *resume, *args.flags], logs, args.sitting, grace=FINAL_SECONDS)
     if ran.exit_code not in (0, None) or find_checkpoint(run_dir, "latest") is None:
@@ -256,7 +255,6 @@ def main() -> None:
         rows.append(score(env_id, run_dir, args))
         (out / "results.json").write_text(json.dumps(rows, indent=1))
     text = table(rows)
-    (out / "results.json").write_text(json.dumps(rows, indent=1))
     (out / "results.md").write_text(text)
     print(text)
 

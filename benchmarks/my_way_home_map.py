@@ -4,7 +4,7 @@ ViZDoom's my_way_home starts the player at one of 17 places, picked by the game'
 the vest lies in one room. A single success rate hides whether a policy solves every start a
 little or the near rooms always and the far ones never. This script plays a run's checkpoint
 (sampled actions, or greedy as the run evaluated) on seeds ``--seed`` onwards, learns each
-seed's start from a bare ViZDoom game given the same seed (sf-envs seeds its game the same
+seed's start from the scenario's game given the same seed (sf-envs seeds its game the same
 way), and draws the map's walls, the vest and every start coloured by its share of episodes
 that reached the vest. With ``--random`` it plays the uniform random policy instead.
 
@@ -14,8 +14,6 @@ that reached the vest. With ``--random`` it plays the uniform random policy inst
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -25,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-import vizdoom as vzd
+from common.inspected_game import inspected_game
 from common.policies import uniform_policy
 
 from sf_train.envs import make_single_env
@@ -39,35 +37,22 @@ Wall = tuple[float, float, float, float]
 
 def read_map(seeds: list[int]) -> tuple[list[Point], list[Wall], Point]:
     """Each seed's start, the map's walls and the vest's place, from a bare game."""
-    with tempfile.TemporaryDirectory() as workdir:
-        here = os.getcwd()
-        os.chdir(workdir)  # ViZDoom writes its ini and folder into the current directory
-        game = vzd.DoomGame()
-        try:
-            game.load_config(os.path.join(vzd.scenarios_path, "my_way_home.cfg"))
-            game.set_window_visible(False)
-            game.set_objects_info_enabled(True)
-            game.set_sectors_info_enabled(True)
-            game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
-            game.init()
-            starts: list[Point] = []
-            for seed in seeds:
-                game.set_seed(seed)
-                game.new_episode()
-                state = game.get_state()
-                player = next(o for o in state.objects if o.name == "DoomPlayer")
-                starts.append((round(player.position_x), round(player.position_y)))
-            walls = [
-                (line.x1, line.y1, line.x2, line.y2)
-                for sector in state.sectors
-                for line in sector.lines
-                if line.is_blocking
-            ]
-            vest = next(o for o in state.objects if o.name == "GreenArmor")
-            return starts, walls, (round(vest.position_x), round(vest.position_y))
-        finally:
-            game.close()
-            os.chdir(here)
+    with inspected_game("my_way_home") as game:
+        starts: list[Point] = []
+        for seed in seeds:
+            game.set_seed(seed)
+            game.new_episode()
+            state = game.get_state()
+            player = next(o for o in state.objects if o.name == "DoomPlayer")
+            starts.append((round(player.position_x), round(player.position_y)))
+        walls = [
+            (line.x1, line.y1, line.x2, line.y2)
+            for sector in state.sectors
+            for line in sector.lines
+            if line.is_blocking
+        ]
+        vest = next(o for o in state.objects if o.name == "GreenArmor")
+        return starts, walls, (round(vest.position_x), round(vest.position_y))
 
 
 def play(run_dir: Path, seeds: list[int], checkpoint: str, random: bool) -> list[bool]:

@@ -13,10 +13,9 @@ are four tics, as sf-envs plays the scenario.
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 
 import vizdoom as vzd
+from common.inspected_game import inspected_game
 
 FRAME_SKIP = 4
 AIM_TOLERANCE = 30.0
@@ -52,23 +51,13 @@ def main() -> None:
     parser.add_argument("--lead", type=int, nargs="+", default=[24, 28, 32], help="tics")
     parser.add_argument("--seed", type=int, default=1000)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as workdir:
-        os.chdir(workdir)  # ViZDoom writes its ini and folder into the current directory
-        game = vzd.DoomGame()
-        game.load_config(os.path.join(vzd.scenarios_path, "predict_position.cfg"))
-        game.set_window_visible(False)
-        game.set_objects_info_enabled(True)
-        game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
-        game.init()
-        try:
-            for lead in args.lead:
-                hits = 0
-                for episode in range(args.episodes):
-                    game.set_seed(args.seed + episode)
-                    hits += play(game, lead)
-                print(f"lead {lead} tics: {hits} hits in {args.episodes} episodes")
-        finally:
-            game.close()
+    with inspected_game("predict_position") as game:
+        for lead in args.lead:
+            hits = 0
+            for episode in range(args.episodes):
+                game.set_seed(args.seed + episode)
+                hits += play(game, lead)
+            print(f"lead {lead} tics: {hits} hits in {args.episodes} episodes")
 
 
 if __name__ == "__main__":

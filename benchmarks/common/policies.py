@@ -16,12 +16,15 @@ from sf_train.evaluation import evaluate_policy
 from sf_train.model.network import ActorCritic
 from sf_train.run.folder import load_run_config
 
-__all__ = ["evaluate_best", "random_policy", "sf_train", "uniform_policy"]
+__all__ = ["SF_TRAIN", "evaluate_best", "random_policy", "sf_train", "uniform_policy"]
+
+SF_TRAIN = (sys.executable, "-m", "sf_train.cli")
+"""The ``sf-train`` command of this interpreter."""
 
 
 def sf_train(*args: str, logs: bool = False) -> str:
     """What ``sf-train ARGS`` printed: its output, and with ``logs`` its log lines too."""
-    command = [sys.executable, "-m", "sf_train.cli", *args]
+    command = [*SF_TRAIN, *args]
     stderr = subprocess.STDOUT if logs else None
     return subprocess.run(
         command, check=True, text=True, stdout=subprocess.PIPE, stderr=stderr
