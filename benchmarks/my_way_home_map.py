@@ -36,7 +36,7 @@ Wall = tuple[float, float, float, float]
 
 
 def read_map(seeds: list[int]) -> tuple[list[Point], list[Wall], Point]:
-    """Each seed's start, the map's walls and the vest's place, from a bare game."""
+    """Each seed's start, the map's walls and the vest's place, from the scenario's game."""
     with inspected_game("my_way_home") as game:
         starts: list[Point] = []
         for seed in seeds:

@@ -25,12 +25,14 @@ def inspected_game(scenario: str) -> Iterator[vizdoom.DoomGame]:
     here = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="sf_inspect_") as workdir:
         os.chdir(workdir)  # the engine makes its _vizdoom/ folder in the working directory
-        game = create_game(get_scenario(scenario), DoomOptions.create(), workdir, ())
-        game.set_objects_info_enabled(True)
-        game.set_sectors_info_enabled(True)
         try:
-            game.init()
-            yield game
+            game = create_game(get_scenario(scenario), DoomOptions.create(), workdir, ())
+            game.set_objects_info_enabled(True)
+            game.set_sectors_info_enabled(True)
+            try:
+                game.init()
+                yield game
+            finally:
+                game.close()
         finally:
-            game.close()
-            os.chdir(here)
+            os.chdir(here)  # before the folder is removed, also when the game fails to start
