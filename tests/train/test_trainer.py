@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import threading
 import time
@@ -28,6 +29,21 @@ def test_sync_mode_has_zero_policy_lag(toy_config, tmp_path):
     tags = scalars(tmp_path / "run")
     assert set(tags["train/policy_lag_max"]) == {0.0}
     assert set(tags["train/stale_fraction"]) == {0.0}
+
+
+@pytest.mark.parametrize("precision", ["bfloat16", "int8"])
+def test_sync_training_acts_with_the_weights_it_learnt(toy_config, precision):
+    """An acting copy of another precision is published after every update in sync mode too:
+    unpublished, the sampler would act with the initial weights for the whole run while the
+    learner, held by PPO's clip near that behaviour policy, never left it."""
+    cfg = toy_config(frames=1024, sync=True, eval_episodes=0)
+    cfg.algo = dataclasses.replace(cfg.algo, precision=precision)
+    with Trainer(cfg) as trainer:
+        trainer.train()
+        learnt, acting = trainer.learner.model, trainer.weights.model
+        assert acting is not learnt
+        assert trainer.weights.version == trainer.learner.version > 0
+        assert torch.equal(acting.actor.weight, learnt.actor.weight.to(acting.actor.weight.dtype))
 
 
 def test_async_run_measures_lag_and_writes_the_tensorboard_tags(toy_config, tmp_path):

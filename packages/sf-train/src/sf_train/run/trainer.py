@@ -428,6 +428,8 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
             member = self.members[collected.policy]
             if not member.frozen:
                 stats = member.learner.train(collected.batch, self._progress())
+                # A no-op copy where the sampler acts with the learner's own model (float32).
+                member.weights.publish(member.learner.model, member.learner.version)
                 self._record_stats(collected.policy, stats)
             self.sampler.release(collected.batch)
             self._report()
