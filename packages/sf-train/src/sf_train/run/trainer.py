@@ -49,7 +49,7 @@ from sf_train.run.population import MatchBook
 from sf_train.run.reporting import Reporting, open_summary_writer
 from sf_train.run.steering import PopulationControl, end_training, tree_map
 from sf_train.run.tracking import require_wandb
-from sf_train.sampling.batch import CollectResult
+from sf_train.sampling.batch import CollectResult, TrajectoryBatch
 from sf_train.sampling.pool import ProcessWeights, SamplerPool, resolve_num_samplers
 from sf_train.sampling.protocols import (
     AsyncVectorEnv,
@@ -421,16 +421,22 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         self._record_batch(collected)
         return collected
 
+    def _learn(self, member: Member, batch: TrajectoryBatch) -> dict[str, float]:
+        """One learner update of ``member`` on ``batch``, then its weights published to the
+        copy the sampler acts with (a no-op copy where that is the learner's own model), in
+        both modes: a copy left unpublished plays the initial weights all run."""
+        with self._learn_lock:
+            stats = member.learner.train(batch, self._progress())
+            member.weights.publish(member.learner.model, member.learner.version)
+        return stats
+
     def _train_sync(self) -> None:
         while self._running():
             collected = self._collected([m.learner.version for m in self.members])
             self._update_opponent()
             member = self.members[collected.policy]
             if not member.frozen:
-                stats = member.learner.train(collected.batch, self._progress())
-                # A no-op copy where the sampler acts with the learner's own model (float32).
-                member.weights.publish(member.learner.model, member.learner.version)
-                self._record_stats(collected.policy, stats)
+                self._record_stats(collected.policy, self._learn(member, collected.batch))
             self.sampler.release(collected.batch)
             self._report()
             self._maybe_checkpoint()
@@ -453,10 +459,7 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
                         return
                     member = self.members[collected.policy]
                     if not member.frozen:
-                        with self._learn_lock:
-                            stats = member.learner.train(collected.batch, self._progress())
-                            member.weights.publish(member.learner.model, member.learner.version)
-                        results.put((member.index, stats))
+                        results.put((member.index, self._learn(member, collected.batch)))
                     self.sampler.release(collected.batch)
             except BaseException as e:  # re-raised in the sampler's thread
                 failure.append(e)
