@@ -38,11 +38,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from common.policies import SF_TRAIN, evaluate_best, random_policy, sf_train
+from common.run_series import Series, read_series
 from common.supervise import run_for
-from tensorboard.backend.event_processing.event_accumulator import (
-    SCALARS,
-    EventAccumulator,
-)
 
 from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import find_checkpoint
@@ -50,32 +47,6 @@ from sf_train.run.folder import find_checkpoint
 FINAL_SECONDS = 900.0
 """What a stopped sitting may take for its final checkpoint and evaluation before it is
 stopped harder (and loses them)."""
-
-Series = list[tuple[int, float, float]]
-"""(frames, value, seconds of training before it) of one TensorBoard tag."""
-
-
-def read_series(run_dir: Path) -> dict[str, Series]:
-    """Every tag's points over every session of the run, a resumed run's sessions one after
-    the other: seconds count training sessions only, not the time between them (each session
-    writes an event file of its own, named after its start)."""
-    tags: dict[str, Series] = {}
-    offset = 0.0
-    files = sorted(run_dir.glob("events.out.tfevents.*"), key=lambda p: int(p.name.split(".")[3]))
-    for path in files:
-        events = EventAccumulator(str(path), size_guidance={SCALARS: 0})
-        events.Reload()
-        points = {tag: events.Scalars(tag) for tag in events.Tags()["scalars"]}
-        times = [p.wall_time for scalars in points.values() for p in scalars]
-        if not times:
-            continue
-        start = min(times)
-        for tag, scalars in points.items():
-            tags.setdefault(tag, []).extend(
-                (p.step, p.value, offset + p.wall_time - start) for p in scalars
-            )
-        offset += max(times) - start
-    return tags
 
 
 def sitting(env_id: str, run_dir: Path, args: argparse.Namespace) -> None:
