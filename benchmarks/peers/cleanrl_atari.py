@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,32 +42,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
 from common.run_series import read_series
-from sf_venv import say
+from sf_venv import build_venv, say
 
 from sf_train.scores import stratified_bootstrap
 
 PEERS = Path.home() / ".cache/sf/peers"
 PACKAGES = ("envpool==0.8.4", "gym==0.23.1", "numpy==1.24.4", "tyro", "tensorboard")
-TORCH = "torch==2.13.0"  # the CPU wheel on local disk (Python 3.11 only)
 RUNNER = Path(__file__).with_name("cleanrl_runner.py")
 EVAL_SEED = 10_000
 """EnvPool's seed for the evaluation games; CleanRL trains with seed 1 by default."""
-
-
-def ensure_venv(venv: Path) -> Path:
-    """CleanRL's venv, made once; returns its python."""
-    python = venv / "bin/python"
-    marker = venv / ".sf-peers-complete"
-    if not marker.exists():
-        base = shutil.which("python3.11")
-        if base is None:
-            raise SystemExit("python3.11 not found: CleanRL's venv needs it (the torch wheel)")
-        say(f"creating CleanRL's venv at {venv} (about a minute)")
-        subprocess.run([base, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", TORCH], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES], check=True)
-        marker.touch()
-    return python
 
 
 def train(python: Path, script: Path, out: Path, frames: list[int], env_id: str, seed: int) -> None:
@@ -178,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{args.script} not found: get CleanRL's ppo_atari_envpool.py (git clone "
             f"https://github.com/vwxyzjn/cleanrl) and pass it with --script"
         )
-    python = ensure_venv(args.venv)
+    python = build_venv(args.venv, "CleanRL", PACKAGES)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.reuse:
         train(python, args.script, args.out, args.frames, args.env_id, args.seed)

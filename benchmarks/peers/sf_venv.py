@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 SF_PACKAGES = ("sample-factory==2.1.1", "gymnasium<1", "numpy<2", "vizdoom")
@@ -24,19 +25,26 @@ def _run(command: list[str]) -> None:
     subprocess.run(command, check=True)
 
 
-def ensure_venv(venv: Path) -> dict[str, str]:
-    """Creates Sample Factory's venv unless it is complete; returns its package versions."""
-    python = str(venv / "bin/python")
+def build_venv(venv: Path, peer: str, packages: Sequence[str]) -> Path:
+    """A peer's venv with the CPU torch wheel and ``packages``, made once (a marker file says
+    it is complete); returns its python."""
+    python = venv / "bin/python"
     marker = venv / ".sf-peers-complete"
     if not marker.exists():
         base = shutil.which("python3.11")
         if base is None:
-            raise SystemExit("python3.11 not found: Sample Factory's venv needs it (torch wheel)")
-        say(f"creating Sample Factory's venv at {venv} (about a minute)")
+            raise SystemExit(f"python3.11 not found: {peer}'s venv needs it (the torch wheel)")
+        say(f"creating {peer}'s venv at {venv} (about a minute)")
         _run([base, "-m", "venv", str(venv)])
-        _run([python, "-m", "pip", "install", "-q", TORCH])
-        _run([python, "-m", "pip", "install", "-q", *SF_PACKAGES])
+        _run([str(python), "-m", "pip", "install", "-q", TORCH])
+        _run([str(python), "-m", "pip", "install", "-q", *packages])
         marker.touch()
+    return python
+
+
+def ensure_venv(venv: Path) -> dict[str, str]:
+    """Creates Sample Factory's venv unless it is complete; returns its package versions."""
+    python = str(build_venv(venv, "Sample Factory", SF_PACKAGES))
     names = ("sample-factory", "torch", "vizdoom", "gymnasium", "numpy", "faster-fifo")
     probe = (
         "import importlib.metadata as m, json, sf_examples.vizdoom.train_vizdoom; "
