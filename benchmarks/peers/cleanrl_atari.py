@@ -107,10 +107,11 @@ def table(env_id: str, rows: list[dict[str, Any]]) -> str:
 def plot(rows: list[dict[str, Any]], against: Path | None, goal: float | None, out: Path) -> None:
     """CleanRL's evaluated means with their intervals against frames and against seconds,
     beside the in-training evaluations of the sf-train run ``against``."""
+    means = np.array([row["return_mean"] for row in rows])
+    lows, highs = np.array([row["return_mean_ci"] for row in rows]).T
+    points = read_series(against).get("eval/return_mean", []) if against is not None else []
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, x in zip(axes, ("frames", "seconds"), strict=True):
-        means = np.array([row["return_mean"] for row in rows])
-        lows, highs = np.array([row["return_mean_ci"] for row in rows]).T
         ax.errorbar(
             [row[x] for row in rows],
             means,
@@ -119,8 +120,7 @@ def plot(rows: list[dict[str, Any]], against: Path | None, goal: float | None, o
             capsize=3,
             label=f"CleanRL ppo_atari_envpool ({rows[0]['episodes']} fresh games each)",
         )
-        if against is not None:
-            points = read_series(against).get("eval/return_mean", [])
+        if points:
             ax.plot(
                 [f if x == "frames" else t for f, _, t in points],
                 [v for _, v, _ in points],
