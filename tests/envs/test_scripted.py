@@ -170,20 +170,30 @@ def scripted_game(levels: list[int], seed: int, map_name: str, minutes: float) -
 
 
 # Measured: on ssl2 level 5 beat level 1 in every game (8/0/0); on multi_duel its own level 4
-# beat its level 1 86/8/2.
+# beat its level 1 86/8/2. Multiplayer games do not replay exactly under a seed (the players'
+# processes meet over the network), so the test counts games won and lost until the stronger
+# level leads by LEAD games: three games when it wins every one. At the measured multi_duel
+# rates that lead is missed within MAX_GAMES games about once in a thousand tries; two equal
+# levels reach it about two times in five (a lone game's margin: a coin toss).
+LEAD, MAX_GAMES = 3, 12
+
+
 @pytest.mark.parametrize("map_name", ["ssl2", "multi_duel"])
-def test_the_strongest_level_outscores_the_weakest_on_fixed_seeds(map_name, scenario_pack) -> None:
+def test_the_strongest_level_outscores_the_weakest_game_by_game(map_name, scenario_pack) -> None:
     ladder = scripted_ladder(map_name)
     strongest, weakest = max(ladder), min(ladder)
-    margin = 0.0
-    for seed in range(4):
+    margins = []
+    for seed in range(MAX_GAMES):
         # Alternate who hosts, so the order of the players is not what is measured.
         levels = [strongest, weakest] if seed % 2 == 0 else [weakest, strongest]
         frags = scripted_game(levels, seed, map_name, minutes=1.0)
         by_level = {int(name.rsplit("_L", 1)[1]): f for name, f in frags.items()}
-        margin += by_level[strongest] - by_level[weakest]
-    assert margin > 0, (
-        f"level {strongest} did not outscore level {weakest} over 4 games on {map_name}: {margin:+}"
+        margins.append(by_level[strongest] - by_level[weakest])
+        if sum(np.sign(margins)) >= LEAD:
+            return
+    pytest.fail(
+        f"level {strongest} did not lead level {weakest} by {LEAD} games within {MAX_GAMES} "
+        f"on {map_name}; frag margins game by game: {margins}"
     )
 
 
