@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for
 from common.run_series import read_series
 from sf_venv import build_venv, say
 
-from sf_train.scores import stratified_bootstrap
+from sf_train.scores import task_scores
 
 PEERS = Path.home() / ".cache/sf/peers"
 PACKAGES = ("envpool==0.8.4", "gym==0.23.1", "numpy==1.24.4", "tyro", "tensorboard")
@@ -71,19 +71,8 @@ def evaluate(python: Path, script: Path, weights: Path, env_id: str, episodes: i
 
 
 def summary(scores: np.ndarray) -> dict[str, Any]:
-    """Mean and IQM with their 95% intervals, as ``sf-train eval`` reports them (one stratum:
-    one game per env)."""
-    strata = np.zeros(len(scores), dtype=np.int64)
-    mean = stratified_bootstrap(scores, strata, statistic="mean")
-    iqm = stratified_bootstrap(scores, strata, statistic="iqm")
-    return {
-        "episodes": len(scores),
-        "return_mean": mean.estimate,
-        "return_mean_ci": [mean.low, mean.high],
-        "return_iqm": iqm.estimate,
-        "return_iqm_ci": [iqm.low, iqm.high],
-        "scores": scores.tolist(),
-    }
+    """Mean and IQM with their 95% intervals, as ``sf-train eval`` reports them."""
+    return {"episodes": len(scores), **task_scores(scores), "scores": scores.tolist()}
 
 
 def table(env_id: str, rows: list[dict[str, Any]]) -> str:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sf_train.evaluation import EvalResult
-from sf_train.scores import iqm, stratified_bootstrap
+from sf_train.scores import iqm, stratified_bootstrap, task_scores
 
 
 def test_iqm_drops_a_quarter_at_each_end() -> None:
@@ -36,6 +36,14 @@ def test_a_two_point_stratum_gives_the_hand_computed_interval() -> None:
     # percentiles are the extremes.
     interval = stratified_bootstrap(np.array([0.0, 10.0]), np.array([3, 3]), "mean")
     assert (interval.estimate, interval.low, interval.high) == (5.0, 0.0, 10.0)
+
+
+def test_a_task_s_scores_resample_all_its_episodes_together() -> None:
+    # Two episodes: the mean's and the IQM's (n < 4 cuts nothing) resamples are 0, 5 or 10.
+    assert task_scores(np.array([0.0, 10.0])) == {
+        "return_mean": 5.0, "return_mean_ci": [0.0, 10.0],
+        "return_iqm": 5.0, "return_iqm_ci": [0.0, 10.0],
+    }  # fmt: skip
 
 
 def test_bad_input_is_named() -> None:

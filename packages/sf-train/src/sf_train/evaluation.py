@@ -35,7 +35,7 @@ from sf_train.run.checkpoint import load_checkpoint
 from sf_train.run.folder import find_checkpoint, load_run_config
 from sf_train.sampling.acting import PolicyRunner, stack_obs
 from sf_train.sampling.sampler import AsyncVectorEnv
-from sf_train.scores import stratified_bootstrap
+from sf_train.scores import task_scores
 
 __all__ = ["EvalResult", "evaluate", "evaluate_policy", "load_policy", "record_video"]
 
@@ -70,12 +70,6 @@ class EvalResult:
         the return also its interquartile mean and the 95% stratified bootstrap intervals of
         IQM and mean (:mod:`sf_train.scores`)."""
         stats = {"return": self.returns, "length": self.lengths, **self.variables}
-        # One task, one stratum (Agarwal et al. stratify by task): the envs are replicas of it,
-        # and drawing within each env would narrow the interval, to nothing when each env
-        # played one episode.
-        task = np.zeros(len(self.returns), dtype=np.int64)
-        iqm = stratified_bootstrap(self.returns, task, "iqm")
-        mean = stratified_bootstrap(self.returns, task, "mean")
         return {
             "checkpoint": None if self.checkpoint is None else str(self.checkpoint),
             "episodes": len(self.returns),
@@ -85,9 +79,7 @@ class EvalResult:
             **{f"{k}_mean": float(np.mean(v)) for k, v in stats.items()},
             **{f"{k}_std": float(np.std(v)) for k, v in stats.items()},
             **{f"{k}_median": float(np.median(v)) for k, v in stats.items()},
-            "return_iqm": iqm.estimate,
-            "return_iqm_ci": [iqm.low, iqm.high],
-            "return_mean_ci": [mean.low, mean.high],
+            **task_scores(self.returns),
         }
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Interval", "iqm", "stratified_bootstrap"]
+__all__ = ["Interval", "iqm", "stratified_bootstrap", "task_scores"]
 
 #: Bootstrap resamples: enough that the interval's ends move by well under 1% between seeds.
 RESAMPLES = 10_000
@@ -82,3 +82,22 @@ def stratified_bootstrap(
     tail = (1.0 - confidence) / 2 * 100
     low, high = np.percentile(estimates, [tail, 100 - tail])
     return Interval(float(measure(scores)), float(low), float(high))
+
+
+def task_scores(returns: np.ndarray) -> dict[str, float | list[float]]:
+    """The mean and IQM of one task's episode returns with their 95% intervals, JSON-ready
+    (``return_mean``, ``return_mean_ci``, ``return_iqm``, ``return_iqm_ci``).
+
+    One task is one stratum (Agarwal et al. stratify by task): its envs are replicas of it,
+    and drawing within each env would narrow the interval, to nothing when each env played
+    one episode.
+    """
+    task = np.zeros(len(returns), dtype=np.int64)
+    mean = stratified_bootstrap(returns, task, "mean")
+    middle = stratified_bootstrap(returns, task, "iqm")
+    return {
+        "return_mean": mean.estimate,
+        "return_mean_ci": [mean.low, mean.high],
+        "return_iqm": middle.estimate,
+        "return_iqm_ci": [middle.low, middle.high],
+    }
