@@ -61,45 +61,57 @@ _KILL_WAIT_S = 5.0
 
 
 class _Client:
-    """The owner's end: starts the watchdog on first use and writes its events."""
+    """The owner's end: starts the watchdog on first use and writes its events.
+
+    The pipe is held as a raw descriptor, not a file object: it stays open until this process
+    ends, by design (its closing is what tells the watchdog), and a file object still open at
+    exit is reported as a leak (``ResourceWarning: unclosed file``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
-        self._owner = 0  # the PID that started _proc: a forked child needs a watchdog of its own
+        self._pipe: int | None = None
+        self._owner = 0  # the PID that started the watchdog: a forked child needs its own
         self.enabled = True
 
     def send(self, line: str, start: bool) -> None:
         if not self.enabled:
             return
         with self._lock:
-            if self._proc is None or self._owner != os.getpid():
+            if self._pipe is None or self._owner != os.getpid():
                 if not start:
                     return
                 self._start()
+            data = memoryview(f"{line}\n".encode())
             try:
-                self._proc.stdin.write(f"{line}\n".encode())  # type: ignore[union-attr]
-                self._proc.stdin.flush()  # type: ignore[union-attr]
-            except (BrokenPipeError, ValueError) as exc:
+                while data:
+                    data = data[os.write(self._pipe, data) :]  # type: ignore[arg-type]
+            except OSError as exc:
                 raise RuntimeError(
-                    f"the sf_envs watchdog (pid {self._proc.pid}) is gone ({exc}); engines of "  # type: ignore[union-attr]
-                    "this process would outlive it. Restart the process"
+                    f"the sf_envs watchdog is gone ({exc}); engines of this process would "
+                    "outlive it. Restart the process"
                 ) from exc
 
     def _start(self) -> None:
-        # -I -S: no site, no PYTHON* variables; the file runs alone, without the sf_envs package.
         owner = os.getpid()
-        self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.abspath(__file__), str(owner), _started(owner)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
+        if self._pipe is not None:  # a forked child's copy of its parent's end
+            os.close(self._pipe)
+        # -I -S: no site, no PYTHON* variables; the file runs alone, without sf_envs.
+        command = [sys.executable, "-I", "-S", os.path.abspath(__file__), str(owner)]
+        read_end, self._pipe = os.pipe()  # both close on exec: what we start holds neither
+        try:
+            proc = subprocess.Popen(
+                [*command, _started(owner)],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+            )
+        finally:
+            os.close(read_end)
         # The watchdog forks once more and this child exits at once: a watchdog that is not
         # our child survives code that kills all of an owner's children on its way out
         # (sf-league's runners do), and leaves no zombie behind.
-        self._proc.wait(timeout=30)
+        proc.wait(timeout=30)
         self._owner = owner
 
 
