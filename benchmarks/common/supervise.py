@@ -166,9 +166,11 @@ def _signal(proc: subprocess.Popen[bytes], alive: set[Identity], sig: signal.Sig
     group. SIGINT goes to the group alone, as a terminal's Ctrl-C does: a trainer's engine
     workers run in sessions of their own and are ended by their owner (signalled directly,
     they would fail and be restarted during its final checkpoint)."""
-    strays = [
-        pid for pid, _ in alive if sig != signal.SIGINT and (s := _stat(pid)) and s[1] != proc.pid
-    ]
+    strays = (
+        []
+        if sig == signal.SIGINT
+        else [pid for pid, _ in alive if (s := _stat(pid)) and s[1] != proc.pid]
+    )
     for send, target in [(os.killpg, proc.pid), *((os.kill, pid) for pid in strays)]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             send(target, sig)

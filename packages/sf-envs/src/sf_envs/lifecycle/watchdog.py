@@ -95,12 +95,12 @@ class _Client:
         owner = os.getpid()
         if self._pipe is not None:  # a forked child's copy of its parent's end
             os.close(self._pipe)
-        # -I -S: no site, no PYTHON* variables; the file runs alone, without sf_envs.
-        command = [sys.executable, "-I", "-S", os.path.abspath(__file__), str(owner)]
+        script = os.path.abspath(__file__)
         read_end, self._pipe = os.pipe()  # both close on exec: what we start holds neither
         try:
+            # -I -S: no site, no PYTHON* variables; the file runs alone, without sf_envs.
             proc = subprocess.Popen(
-                [*command, _started(owner)],
+                [sys.executable, "-I", "-S", script, str(owner), _started(owner)],
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,
