@@ -136,15 +136,18 @@ def test_kl_adaptive_learner_moves_the_rate():
 
 
 @pytest.mark.parametrize(
-    "rnn,measurements,precision,exploration",
+    "rnn,measurements,precision,exploration,advantage_stats",
     [
-        (False, False, "float32", "entropy"),
-        (True, True, "float32", "entropy"),
-        (True, False, "bfloat16", "entropy"),
-        (False, False, "float32", "uniform_kl"),
+        (False, False, "float32", "entropy", "minibatch"),
+        (True, True, "float32", "entropy", "minibatch"),
+        (True, False, "bfloat16", "entropy", "minibatch"),
+        (False, False, "float32", "uniform_kl", "minibatch"),
+        (False, False, "float32", "entropy", "running"),
     ],
 )
-def test_short_synchronous_run_learns_the_toy_env(rnn, measurements, precision, exploration):
+def test_short_synchronous_run_learns_the_toy_env(
+    rnn, measurements, precision, exploration, advantage_stats
+):
     """A random policy scores 8 of 16; the right action is visible in every frame.
 
     Each step's reward depends only on its own action, so a short horizon (gamma 0.5) keeps the
@@ -157,6 +160,7 @@ def test_short_synchronous_run_learns_the_toy_env(rnn, measurements, precision, 
         entropy_coef=0.001,
         precision=precision,
         exploration=exploration,
+        advantage_stats=advantage_stats,
     )
     model_cfg = ModelConfig(**{**TINY.__dict__, "rnn": rnn})
     venv, sampler, learner = make(

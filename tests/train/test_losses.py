@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from sf_train.algo.losses import (
+    AdvantageMoments,
     entropy_bonus,
     masked_mean,
     normalize_advantages,
@@ -76,6 +77,40 @@ def test_normalize_advantages_uses_masked_statistics():
     kept = out[mask]
     assert kept.mean().item() == pytest.approx(0.0, abs=1e-7)
     assert kept.var(unbiased=False).item() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_advantage_moments_against_hand_computed_values():
+    moments = AdvantageMoments(decay=0.5)
+    first = moments.normalize(torch.tensor([1.0, 2.0, 3.0]))
+    # mean 2, second moment 14/3, variance 2/3
+    expected = (torch.tensor([1.0, 2.0, 3.0]) - 2.0) / (2.0 / 3.0) ** 0.5
+    torch.testing.assert_close(first, expected)
+    second = moments.normalize(torch.tensor([10.0, 10.0, 99.0]), torch.tensor([True, True, False]))
+    # the masked-out 99 counts nowhere: mean 0.5*2 + 0.5*10 = 6, second moment
+    # 0.5*14/3 + 0.5*100 = 157/3, variance 157/3 - 36 = 49/3
+    torch.testing.assert_close(second[:2], torch.full((2,), 4.0 / (49.0 / 3.0) ** 0.5))
+
+
+def test_advantage_moments_keep_a_minibatch_without_reward_small():
+    """The critic's small errors in a minibatch with no reward stay small beside the
+    advantages of one with a success, where a minibatch's own statistics make them unit-size."""
+    moments = AdvantageMoments()
+    success = torch.zeros(128)
+    success[5] = 1.0
+    moments.normalize(success)
+    noise = 1e-3 * rand(128).float()
+    assert moments.normalize(noise).std().item() < 0.05
+    assert normalize_advantages(noise).std().item() == pytest.approx(1.0, abs=0.01)
+
+
+def test_advantage_moments_state_round_trip():
+    moments = AdvantageMoments()
+    assert moments.state_dict() == {}
+    moments.normalize(torch.tensor([1.0, 4.0]))
+    restored = AdvantageMoments()
+    restored.load_state_dict(moments.state_dict())
+    x = torch.tensor([0.5, 2.0])
+    torch.testing.assert_close(restored.normalize(x.clone()), moments.normalize(x.clone()))
 
 
 def test_policy_lag_mask():

@@ -63,6 +63,13 @@ def test_conv_stack_too_deep_for_the_observation_is_reported():
         validate(cfg)
 
 
+def test_running_advantage_statistics_need_standardised_advantages():
+    cfg = Config(algo=AlgoConfig(advantage_stats="running", normalize_advantages=False))
+    with pytest.raises(ConfigError, match="--normalize-advantages"):
+        validate(cfg)
+    validate(Config(algo=AlgoConfig(advantage_stats="running")))
+
+
 def test_json_round_trip(tmp_path):
     cfg = Config(
         env=EnvConfig(num_envs=4, batch_size=2, obs_size=(32, 24)),

@@ -11,6 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from sf_train.algo.losses import (
+    AdvantageMoments,
     entropy_bonus,
     masked_mean,
     normalize_advantages,
@@ -88,6 +89,8 @@ class Learner:
         self._bfloat16 = cfg.precision == "bfloat16"
         self.lr = cfg.learning_rate
         """Current learning rate; the state of the 'kl_adaptive' schedule."""
+        self.advantage_moments = AdvantageMoments()
+        """The running statistics of advantage_stats='running' (unused otherwise)."""
         self.optimizer = torch.optim.Adam(
             model.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps
         )
@@ -125,7 +128,9 @@ class Learner:
                 # Zero where nothing was cut (and where value_bootstrap is off).
                 truncation_bootstrap=cfg.gamma * mb["truncation_values"],
             )
-            if cfg.normalize_advantages:
+            if cfg.normalize_advantages and cfg.advantage_stats == "running":
+                pg_advantages = self.advantage_moments.normalize(pg_advantages, mask)
+            elif cfg.normalize_advantages:
                 pg_advantages = normalize_advantages(pg_advantages, mask)
             if model.value_norm is not None and first_epoch:  # every target counted once
                 model.value_norm.update(vs[mask])

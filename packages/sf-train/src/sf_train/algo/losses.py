@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 __all__ = [
+    "AdvantageMoments",
     "entropy_bonus",
     "masked_mean",
     "normalize_advantages",
@@ -70,6 +71,50 @@ def normalize_advantages(
     mean = masked_mean(advantages, mask)
     var = masked_mean((advantages - mean) ** 2, mask)
     return (advantages - mean) / (var.sqrt() + eps)
+
+
+class AdvantageMoments:
+    """Standardises advantages by their mean and second moment averaged over recent
+    minibatches (an exponential moving average), not by each minibatch's own.
+
+    Where a reward is rare, most minibatches hold none: their advantages are the critic's small
+    errors, and standardising each minibatch alone blows those up into updates as large as the
+    ones a success gives. Running moments keep such minibatches small beside the ones that hold
+    a success.
+
+    Args:
+        decay: Weight of the past in each update; 0.99 averages about the last 100 minibatches.
+        eps: Added to the standard deviation, guarding constant advantages.
+    """
+
+    def __init__(self, decay: float = 0.99, eps: float = 1e-8) -> None:
+        self.decay = decay
+        self.eps = eps
+        self.mean: Tensor | None = None
+        self.square: Tensor | None = None
+
+    def normalize(self, advantages: Tensor, mask: Tensor | None = None) -> Tensor:
+        """Merges the (masked) minibatch's moments into the running ones, then standardises
+        ``advantages`` by the running ones."""
+        mean = masked_mean(advantages, mask).detach()
+        square = masked_mean(advantages**2, mask).detach()
+        if self.mean is None or self.square is None:
+            self.mean, self.square = mean, square
+        else:
+            self.mean = self.decay * self.mean + (1.0 - self.decay) * mean
+            self.square = self.decay * self.square + (1.0 - self.decay) * square
+        var = (self.square - self.mean**2).clamp(min=0.0)
+        return (advantages - self.mean) / (var.sqrt() + self.eps)
+
+    def state_dict(self) -> dict[str, Tensor]:
+        """The running moments (empty before the first minibatch), for checkpoints."""
+        if self.mean is None or self.square is None:
+            return {}
+        return {"mean": self.mean.clone(), "square": self.square.clone()}
+
+    def load_state_dict(self, state: dict[str, Tensor]) -> None:
+        """Restores what :meth:`state_dict` gave."""
+        self.mean, self.square = state.get("mean"), state.get("square")
 
 
 def policy_loss(

@@ -192,7 +192,12 @@ class AlgoConfig:
     max_policy_lag: int = 100
     """Samples produced more than this many policy versions ago are excluded from the loss."""
     normalize_advantages: bool = True
-    """Standardise advantages over each minibatch."""
+    """Standardise advantages (see advantage_stats)."""
+    advantage_stats: Literal["minibatch", "running"] = "minibatch"
+    """The statistics advantages are standardised by: each minibatch's own, or means over
+    about the last 100 minibatches ('running'), which keep the many minibatches of a
+    sparse-reward task that hold no reward from turning the critic's noise into full-size
+    updates."""
     opponent_pool: int = 0
     """Self-play envs (sf/DoomDuel-v0) only. 0: one policy plays every agent of a match and
     learns from all of them. N > 0: the first agent of every match learns, the others are
@@ -482,6 +487,12 @@ def validate(cfg: Config) -> None:
     _validate_env(cfg.env, errors)
     _validate_model(cfg.model, cfg.env, errors)
     _validate_algo(cfg.algo, cfg.env, errors)
+    if cfg.algo.advantage_stats == "running" and not cfg.algo.normalize_advantages:
+        errors.append(
+            "algo.advantage_stats='running' with normalize_advantages off: the running "
+            "statistics standardise advantages; use --normalize-advantages or drop "
+            "--advantage-stats"
+        )
     _validate_run(cfg.run, errors)
     if errors:
         raise ConfigError(errors)

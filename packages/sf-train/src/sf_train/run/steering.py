@@ -283,6 +283,7 @@ class PopulationControl:
             state = {
                 "model": learner.model.state_dict(),
                 "optimizer": learner.optimizer.state_dict(),
+                "advantage_moments": learner.advantage_moments.state_dict(),
                 "lr": learner.lr,
             }
             state = tree_map(state, _cpu_copy)
@@ -300,6 +301,7 @@ class PopulationControl:
             learner = member.learner
             learner.model.load_state_dict(state["model"])
             learner.optimizer.load_state_dict(state["optimizer"])
+            learner.advantage_moments.load_state_dict(state.get("advantage_moments", {}))
             learner.cfg = dataclasses.replace(learner.cfg, **state["hyperparameters"])
             learner.lr = float(state["lr"])
             learner.version += self.cfg.algo.max_policy_lag + 1

@@ -308,6 +308,7 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         state: dict[str, Any] = {
             "model": learner.model.state_dict(),
             "optimizer": learner.optimizer.state_dict(),
+            "advantage_moments": learner.advantage_moments.state_dict(),
             "version": learner.version,
             "lr": learner.lr,
             "frames": self.frames,
@@ -338,6 +339,7 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
             learner = member.learner
             learner.model.load_state_dict(state["model"])
             learner.optimizer.load_state_dict(state["optimizer"])
+            learner.advantage_moments.load_state_dict(state.get("advantage_moments", {}))
             learner.version, learner.lr = int(state["version"]), float(state["lr"])
             if "hyperparameters" in state:  # older checkpoints kept the config's values
                 learner.cfg = dataclasses.replace(learner.cfg, **state["hyperparameters"])
