@@ -126,15 +126,6 @@ def test_every_family_preset_names_a_registered_id_and_a_preset():
     assert preset_for("sf/DoomNoFamily-v0") == "default"
 
 
-def test_my_way_home_learns_from_the_vest_in_its_own_units():
-    """The exploration preset: the vest worth 1, advantages standardised by running
-    statistics, the entropy bonus ten times the default's, colour screens."""
-    cfg = PRESETS[preset_for("sf/DoomMyWayHome-v0")]()
-    assert cfg.algo.reward_scale == 1.0 and cfg.algo.advantage_stats == "running"
-    assert cfg.algo.entropy_coef == 0.01 and not cfg.env.grayscale
-    assert not cfg.model.normalize_values
-
-
 def test_user_errors_print_the_fix(tmp_path, toy_flags, capsys):
     assert main(["eval", str(tmp_path / "nowhere")]) == 2
     assert "not a run folder" in capsys.readouterr().err

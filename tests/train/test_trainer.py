@@ -236,6 +236,7 @@ def test_resume_continues_exactly(toy_config, tmp_path):
         # A linear decay would follow each session's own frame budget, which differs here.
         cfg.algo.lr_schedule = "constant"
         cfg.model.screen_norm = "running"  # normaliser statistics must resume too
+        cfg.algo.advantage_stats = "running"  # and the advantages' running moments
     train(straight)
     train(split)
     split.run.frames = straight.run.frames
@@ -255,6 +256,9 @@ def test_resume_continues_exactly(toy_config, tmp_path):
     ):
         assert all(torch.equal(sa[k], sb[k]) for k in sa)
     assert a["episode_returns"] == b["episode_returns"]
+    assert a["advantage_moments"].keys() == {"mean", "square"}
+    for key in a["advantage_moments"]:
+        assert torch.equal(a["advantage_moments"][key], b["advantage_moments"][key])
 
 
 def test_resume_restores_the_kl_adaptive_learning_rate(toy_config, tmp_path):
