@@ -100,9 +100,9 @@ class AdvantageMoments:
         square = masked_mean(advantages**2, mask).detach()
         if self.mean is None or self.square is None:
             self.mean, self.square = mean, square
-        else:
-            self.mean = self.decay * self.mean + (1.0 - self.decay) * mean
-            self.square = self.decay * self.square + (1.0 - self.decay) * square
+        else:  # moments restored from a checkpoint may sit on another device
+            self.mean = self.decay * self.mean.to(mean.device) + (1.0 - self.decay) * mean
+            self.square = self.decay * self.square.to(mean.device) + (1.0 - self.decay) * square
         var = (self.square - self.mean**2).clamp(min=0.0)
         return (advantages - self.mean) / (var.sqrt() + self.eps)
 
