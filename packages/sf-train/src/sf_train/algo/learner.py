@@ -7,6 +7,8 @@ surrogate, the value loss and the entropy bonus are combined and minimised with 
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor, nn
 
@@ -95,6 +97,25 @@ class Learner:
             model.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps
         )
 
+    def state_dict(self) -> dict[str, Any]:
+        """What continues this learner's training elsewhere: weights and normalisers, the
+        optimiser's state, the running advantage moments and the learning rate (live tensors;
+        the policy version is the caller's to keep or move on)."""
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "advantage_moments": self.advantage_moments.state_dict(),
+            "lr": self.lr,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores what :meth:`state_dict` gave (states saved before the running advantage
+        moments existed start them afresh)."""
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.advantage_moments.load_state_dict(state.get("advantage_moments", {}))
+        self.lr = float(state["lr"])
+
     def _minibatch_loss(
         self, mb: dict, first_epoch: bool
     ) -> tuple[Tensor, dict[str, Tensor], tuple[Tensor, Tensor]]:
@@ -128,10 +149,13 @@ class Learner:
                 # Zero where nothing was cut (and where value_bootstrap is off).
                 truncation_bootstrap=cfg.gamma * mb["truncation_values"],
             )
-            if cfg.normalize_advantages and cfg.advantage_stats == "running":
-                pg_advantages = self.advantage_moments.normalize(pg_advantages, mask)
-            elif cfg.normalize_advantages:
-                pg_advantages = normalize_advantages(pg_advantages, mask)
+            if cfg.normalize_advantages:
+                standardise = (
+                    self.advantage_moments.normalize
+                    if cfg.advantage_stats == "running"
+                    else normalize_advantages
+                )
+                pg_advantages = standardise(pg_advantages, mask)
             if model.value_norm is not None and first_epoch:  # every target counted once
                 model.value_norm.update(vs[mask])
 

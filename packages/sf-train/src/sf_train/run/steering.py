@@ -275,18 +275,13 @@ class PopulationControl:
 
     def export_policy(self, policy: int) -> dict[str, Any]:
         """What makes a policy of this trainer or of another one a copy of ``policy``: weights,
-        normalisers, optimiser state, learning rate, hyperparameters and shaping weights
+        normalisers, optimiser state, running advantage moments, learning rate, hyperparameters
+        and shaping weights
         (copies, tensors on the CPU: picklable, to send to another process)."""
         member = self.members[policy]
         with self._learn_lock:
             learner = member.learner
-            state = {
-                "model": learner.model.state_dict(),
-                "optimizer": learner.optimizer.state_dict(),
-                "advantage_moments": learner.advantage_moments.state_dict(),
-                "lr": learner.lr,
-            }
-            state = tree_map(state, _cpu_copy)
+            state = tree_map(learner.state_dict(), _cpu_copy)
         return state | {
             "hyperparameters": self.hyperparameters(policy),
             "shaping": dict(member.shaping),
@@ -299,11 +294,8 @@ class PopulationControl:
         member = self.members[policy]
         with self._learn_lock:
             learner = member.learner
-            learner.model.load_state_dict(state["model"])
-            learner.optimizer.load_state_dict(state["optimizer"])
-            learner.advantage_moments.load_state_dict(state.get("advantage_moments", {}))
+            learner.load_state_dict(state)
             learner.cfg = dataclasses.replace(learner.cfg, **state["hyperparameters"])
-            learner.lr = float(state["lr"])
             learner.version += self.cfg.algo.max_policy_lag + 1
             member.weights.publish(learner.model, learner.version)
         self.set_shaping(policy, state["shaping"])

@@ -306,11 +306,8 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         member = self.members[policy]
         learner = member.learner
         state: dict[str, Any] = {
-            "model": learner.model.state_dict(),
-            "optimizer": learner.optimizer.state_dict(),
-            "advantage_moments": learner.advantage_moments.state_dict(),
+            **learner.state_dict(),
             "version": learner.version,
-            "lr": learner.lr,
             "frames": self.frames,
             "policy_frames": member.frames,
             "hyperparameters": self.hyperparameters(policy),
@@ -337,10 +334,8 @@ class Trainer(Checkpointing, PopulationControl, Reporting):
         member = self.members[policy]
         with self._learn_lock:
             learner = member.learner
-            learner.model.load_state_dict(state["model"])
-            learner.optimizer.load_state_dict(state["optimizer"])
-            learner.advantage_moments.load_state_dict(state.get("advantage_moments", {}))
-            learner.version, learner.lr = int(state["version"]), float(state["lr"])
+            learner.load_state_dict(state)
+            learner.version = int(state["version"])
             if "hyperparameters" in state:  # older checkpoints kept the config's values
                 learner.cfg = dataclasses.replace(learner.cfg, **state["hyperparameters"])
             member.weights.publish(learner.model, learner.version)
